@@ -1,0 +1,196 @@
+"""The specification made executable: a pure-Python ToolFilter.
+
+Simple and obviously right, with the same public API as the fast path. It is
+the oracle of the property tests and the baseline of the benchmarks. Nothing
+here calls the Rust core. ``Tool``, the exceptions, the pattern classification
+(``_patterns``) and the filter-agnostic ``ToolCatalog`` are shared with the
+fast path; the matching and the string-pattern rules are written out again
+here, independently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ._errors import PatternError, ToolNotFoundError
+from ._patterns import (
+    FunctionPattern,
+    Parsed,
+    RegexPattern,
+    StringPattern,
+    call_fail_closed,
+    parse_options,
+)
+from ._tool import Tool
+from .catalog import ToolCatalog
+
+__all__ = [
+    "PatternError",
+    "Tool",
+    "ToolCatalog",
+    "ToolFilter",
+    "ToolNotFoundError",
+    "compile",
+    "fold_loose",
+    "fold_lower",
+    "glob_match",
+    "split_pattern",
+]
+
+
+def fold_lower(s: str) -> str:
+    """Each character on its own to its Unicode lower-case (no final-sigma rule)."""
+    return "".join(c.lower() for c in s)
+
+
+def fold_loose(s: str) -> str:
+    """``fold_lower``, then ``-`` and ``.`` to ``_``."""
+    return fold_lower(s).replace("-", "_").replace(".", "_")
+
+
+def glob_match(pattern: str, text: str) -> bool:
+    """Anchored match where ``*`` is any run of characters and all else is literal.
+
+    ``reach[j]`` says whether the pattern read so far can match ``text[:j]``.
+    """
+    reach = [True] + [False] * len(text)
+    for p in pattern:
+        if p == "*":
+            seen = False
+            for j in range(len(reach)):
+                seen = seen or reach[j]
+                reach[j] = seen
+        else:
+            reach = [False] + [reach[j] and text[j] == p for j in range(len(text))]
+    return reach[-1]
+
+
+def split_pattern(pattern: str) -> tuple[str, str]:
+    """``"server/tool"`` split at the first ``/``; a bare tool means server ``*``.
+
+    Raises ValueError with the reason for an unusable pattern.
+    """
+    if pattern == "":
+        raise ValueError("empty pattern")
+    if "/" not in pattern:
+        return "*", pattern
+    server, tool = pattern.split("/", 1)
+    if server == "":
+        raise ValueError("empty server segment")
+    if ":" in server:
+        raise ValueError("server segment contains ':'")
+    if tool == "":
+        raise ValueError("empty tool segment")
+    return server, tool
+
+
+class _Side:
+    def __init__(self, option: str, parsed: list[Parsed], source: Sequence[Any]) -> None:
+        self.loose = option == "exclude"
+        self.sources = tuple(source)
+        self.patterns = parsed
+        self.globs: list[tuple[str, str]] = []
+        for p in parsed:
+            if isinstance(p, StringPattern):
+                try:
+                    self.globs.append(split_pattern(p.text))
+                except ValueError as err:
+                    raise PatternError(
+                        f"{option}[{p.index}]: {err}: {p.text!r}", option=option,
+                        index=p.index, entry=p.text,
+                    ) from None
+        self.regexes = [p for p in parsed if isinstance(p, RegexPattern)]
+        self.fns = [p.fn for p in parsed if isinstance(p, FunctionPattern)]
+
+    def _segment(self, glob: str, text: str) -> bool:
+        if self.loose:
+            return glob_match(fold_loose(glob), fold_loose(text))
+        return glob_match(glob, text)
+
+    def static_match(self, server_id: str, name: str) -> bool:
+        for server_glob, tool_glob in self.globs:
+            if self._segment(server_glob, server_id) and self._segment(tool_glob, name):
+                return True
+        for p in self.regexes:
+            if not self._segment(p.server_glob, server_id):
+                continue
+            if p.regex.search(name):
+                return True
+            if self.loose and p.regex.search(fold_loose(name)):
+                return True
+        return False
+
+
+def _check_str(tool: Any) -> tuple[str, str]:
+    server_id, name = tool.server_id, tool.name
+    for what, value in (("server_id", server_id), ("name", name)):
+        if not isinstance(value, str):
+            raise TypeError(f"{what} must be str, not {type(value).__name__}")
+    return server_id, name
+
+
+class ToolFilter:
+    """Reference ToolFilter: same API and semantics as ``toolfilter_fast.ToolFilter``."""
+
+    def __init__(self) -> None:
+        raise TypeError("use ToolFilter.compile(include=[...], exclude=[...])")
+
+    @classmethod
+    def compile(
+        cls, *, include: Sequence[Any] = (), exclude: Sequence[Any] = (), **options: Any,
+    ) -> ToolFilter:
+        parsed = parse_options({"include": include, "exclude": exclude, **options})
+        self = object.__new__(cls)
+        self._include = _Side("include", parsed["include"], include)
+        self._exclude = _Side("exclude", parsed["exclude"], exclude)
+        return self
+
+    @property
+    def include(self) -> tuple[Any, ...]:
+        return self._include.sources
+
+    @property
+    def exclude(self) -> tuple[Any, ...]:
+        return self._exclude.sources
+
+    def static_visible(self, tool: Any) -> bool:
+        server_id, name = _check_str(tool)
+        if self._exclude.static_match(server_id, name):
+            return False
+        if not self._include.patterns or self._include.fns:
+            return True
+        return self._include.static_match(server_id, name)
+
+    def visible(self, tool: Any, ctx: Any = None) -> bool:
+        server_id, name = _check_str(tool)
+        if self._exclude.static_match(server_id, name):
+            return False
+        for fn in self._exclude.fns:
+            if call_fail_closed(fn, tool, ctx) is not False:
+                return False
+        if not self._include.patterns:
+            return True
+        if self._include.static_match(server_id, name):
+            return True
+        for fn in self._include.fns:
+            if call_fail_closed(fn, tool, ctx) is True:
+                return True
+        return False
+
+    def static_filter(self, tools: Iterable[Any]) -> list[Any]:
+        return [tool for tool in tools if self.static_visible(tool)]
+
+    def filter(self, tools: Iterable[Any], ctx: Any = None) -> list[Any]:
+        return [tool for tool in tools if self.visible(tool, ctx)]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (list(self.include), list(self.exclude)))
+
+
+def _rebuild(include: list[Any], exclude: list[Any]) -> ToolFilter:
+    return ToolFilter.compile(include=include, exclude=exclude)
+
+
+def compile(*, include: Sequence[Any] = (), exclude: Sequence[Any] = (), **options: Any) -> ToolFilter:  # noqa: A001
+    return ToolFilter.compile(include=include, exclude=exclude, **options)

@@ -1,0 +1,206 @@
+//! String patterns over the pair `(server_id, tool_name)` and sets of them.
+//!
+//! A pattern is split at its *first* `/` into a server glob and a tool glob; a
+//! pattern without `/` is a bare tool glob for any server. The pair is matched
+//! as two segments, never as a joined string, so server `a_b` + tool `c` and
+//! server `a` + tool `b_c` cannot be confused.
+
+use crate::fold::Fold;
+use crate::glob::SegmentGlob;
+
+/// Why a string pattern was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatternIssue {
+    EmptyPattern,
+    EmptyServer,
+    EmptyTool,
+    ColonInServer,
+    SlashInServer,
+}
+
+impl PatternIssue {
+    pub fn message(self) -> &'static str {
+        match self {
+            PatternIssue::EmptyPattern => "empty pattern",
+            PatternIssue::EmptyServer => "empty server segment",
+            PatternIssue::EmptyTool => "empty tool segment",
+            PatternIssue::ColonInServer => "server segment contains ':'",
+            PatternIssue::SlashInServer => "server glob contains '/'",
+        }
+    }
+}
+
+/// Splits `"server/tool"` at the first `/`; a bare `"tool"` means server `*`.
+pub fn split_pattern(pattern: &[u8]) -> Result<(&[u8], &[u8]), PatternIssue> {
+    if pattern.is_empty() {
+        return Err(PatternIssue::EmptyPattern);
+    }
+    let Some(slash) = memchr::memchr(b'/', pattern) else {
+        return Ok((b"*", pattern));
+    };
+    let (server, tool) = (&pattern[..slash], &pattern[slash + 1..]);
+    check_server_glob(server)?;
+    if tool.is_empty() {
+        return Err(PatternIssue::EmptyTool);
+    }
+    Ok((server, tool))
+}
+
+/// The rules for a server glob written on its own (a regex pattern's first
+/// element): non-empty, no `:`, and no `/` (a server glob is one segment).
+pub fn check_server_glob(server: &[u8]) -> Result<(), PatternIssue> {
+    if server.is_empty() {
+        Err(PatternIssue::EmptyServer)
+    } else if server.contains(&b':') {
+        Err(PatternIssue::ColonInServer)
+    } else if server.contains(&b'/') {
+        Err(PatternIssue::SlashInServer)
+    } else {
+        Ok(())
+    }
+}
+
+/// A compiled `server/tool` rule.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    pub server: SegmentGlob,
+    pub tool: SegmentGlob,
+}
+
+/// Holds a folded copy of an input only when folding changes it.
+pub enum Folded<'a> {
+    Same(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl Folded<'_> {
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Folded::Same(b) => b,
+            Folded::Owned(v) => v,
+        }
+    }
+}
+
+/// Applies `fold` (if any) to `input`, borrowing when nothing would change.
+pub fn fold_for_match(fold: Option<Fold>, input: &[u8]) -> Folded<'_> {
+    match fold {
+        Some(f) if !f.is_ascii_fixed_point(input) => Folded::Owned(f.apply(input)),
+        _ => Folded::Same(input),
+    }
+}
+
+/// An ordered set of rules, matched exactly or under a fold.
+#[derive(Clone, Debug)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+    fold: Option<Fold>,
+}
+
+impl RuleSet {
+    /// Compiles patterns; on error returns the index of the first bad one.
+    pub fn compile<P: AsRef<[u8]>>(
+        patterns: &[P],
+        fold: Option<Fold>,
+    ) -> Result<Self, (usize, PatternIssue)> {
+        let mut rules = Vec::with_capacity(patterns.len());
+        for (index, pattern) in patterns.iter().enumerate() {
+            let (server, tool) = split_pattern(pattern.as_ref()).map_err(|e| (index, e))?;
+            rules.push(Rule { server: compile_segment(server, fold), tool: compile_segment(tool, fold) });
+        }
+        Ok(RuleSet { rules, fold })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The index of the first rule matching `(server, tool)`, if any.
+    pub fn first_match(&self, server: &[u8], tool: &[u8]) -> Option<usize> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        let server = fold_for_match(self.fold, server);
+        let tool = fold_for_match(self.fold, tool);
+        let (server, tool) = (server.as_bytes(), tool.as_bytes());
+        self.rules.iter().position(|r| r.server.is_match(server) && r.tool.is_match(tool))
+    }
+
+    pub fn is_match(&self, server: &[u8], tool: &[u8]) -> bool {
+        self.first_match(server, tool).is_some()
+    }
+}
+
+/// Compiles one segment glob, folding it first when the set is loose.
+pub fn compile_segment(glob: &[u8], fold: Option<Fold>) -> SegmentGlob {
+    match fold {
+        Some(f) => SegmentGlob::new(&f.apply(glob)),
+        None => SegmentGlob::new(glob),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! splits {
+        ($($name:ident: $pattern:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let got = split_pattern($pattern.as_bytes())
+                    .map(|(s, t)| (String::from_utf8(s.to_vec()).unwrap(), String::from_utf8(t.to_vec()).unwrap()));
+                let want: Result<(&str, &str), PatternIssue> = $want;
+                assert_eq!(got, want.map(|(s, t)| (s.to_string(), t.to_string())));
+            }
+        )*};
+    }
+
+    splits! {
+        server_and_tool: "github/create_issue" => Ok(("github", "create_issue"));
+        first_slash_splits: "a/b/c" => Ok(("a", "b/c"));
+        bare_tool_any_server: "create_issue" => Ok(("*", "create_issue"));
+        bare_colon_is_a_tool: "a:b" => Ok(("*", "a:b"));
+        star_alone: "*" => Ok(("*", "*"));
+        double_slash: "a//b" => Ok(("a", "/b"));
+        empty: "" => Err(PatternIssue::EmptyPattern);
+        empty_server: "/x" => Err(PatternIssue::EmptyServer);
+        empty_tool: "x/" => Err(PatternIssue::EmptyTool);
+        colon_in_server: "a:b/x" => Err(PatternIssue::ColonInServer);
+    }
+
+    fn set(patterns: &[&str], loose: bool) -> RuleSet {
+        RuleSet::compile(patterns, loose.then_some(Fold::Loose)).unwrap()
+    }
+
+    macro_rules! matches {
+        ($($name:ident: $patterns:expr, loose=$loose:expr, ($server:expr, $tool:expr) => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                assert_eq!(set(&$patterns, $loose).first_match($server.as_bytes(), $tool.as_bytes()), $want);
+            }
+        )*};
+    }
+
+    matches! {
+        exact_hit: ["github/*"], loose=false, ("github", "x") => Some(0);
+        exact_is_case_sensitive: ["github/*"], loose=false, ("GitHub", "x") => None;
+        loose_case_and_separators: ["*/delete_repo"], loose=true, ("s", "Delete-Repo") => Some(0);
+        loose_dots: ["*/delete_repo"], loose=true, ("s", "DELETE.REPO") => Some(0);
+        loose_pattern_folded: ["GitHub/Delete-*"], loose=true, ("github", "delete_x") => Some(0);
+        loose_server_folded: ["Slack.Enterprise/*"], loose=true, ("slack-enterprise", "x") => Some(0);
+        structured_pair_not_joined: ["a_b/c"], loose=false, ("a", "b_c") => None;
+        structured_pair_hit: ["a_b/c"], loose=false, ("a_b", "c") => Some(0);
+        first_of_many: ["x/*", "*/y", "*"], loose=false, ("s", "y") => Some(1);
+        slash_in_server_only_by_glob: ["a/b/c"], loose=false, ("a/b", "c") => None;
+        slash_in_server_by_star: ["*/c"], loose=false, ("a/b", "c") => Some(0);
+        sigma_loose: ["*/ΑΣ*"], loose=true, ("s", "ΑΣΑ") => Some(0);
+        dotted_i_loose: ["*/İ"], loose=true, ("s", "i\u{307}") => Some(0);
+        kelvin_loose: ["*/k"], loose=true, ("s", "\u{212A}") => Some(0);
+        kelvin_exact: ["*/k"], loose=false, ("s", "\u{212A}") => None;
+        empty_set: [] as [&str; 0], loose=false, ("s", "t") => None;
+    }
+}
