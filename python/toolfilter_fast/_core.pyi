@@ -1,0 +1,28 @@
+"""Stubs for the Rust extension module ``toolfilter_fast._core``."""
+
+from collections.abc import Sequence
+
+# --- tool filter ---------------------------------------------------------------
+
+def fold_loose(s: str) -> str:
+    """Per-character Unicode lower-case, then ``-`` and ``.`` to ``_``."""
+
+def fold_lower(s: str) -> str:
+    """Per-character Unicode lower-case."""
+
+def glob_match(pattern: str, s: str) -> bool:
+    """Anchored segment-glob match; only ``*`` is special."""
+
+def server_glob_problem(server_glob: str) -> str | None: ...
+
+class RuleSet:
+    """Compiled ``server/tool`` string patterns; ValueError((index, reason)) on a bad one."""
+
+    def __init__(self, patterns: Sequence[str], loose: bool = False) -> None: ...
+    def first_match(self, server_id: str, name: str) -> int | None: ...
+    def is_match(self, server_id: str, name: str) -> bool: ...
+    def __len__(self) -> int: ...
+
+class SegmentGlob:
+    def __init__(self, pattern: str, loose: bool = False) -> None: ...
+    def is_match(self, s: str) -> bool: ...
