@@ -11,13 +11,17 @@ from ._errors import PatternError, ToolNotFoundError
 from ._tool import Tool
 from .catalog import ToolCatalog
 from .filter import ToolFilter, compile
+from .focus import FocusLens
+from .registry import ToolRegistry
 
 __all__ = [
+    "FocusLens",
     "PatternError",
     "Tool",
     "ToolCatalog",
     "ToolFilter",
     "ToolNotFoundError",
+    "ToolRegistry",
     "compile",
     "fold_loose",
     "fold_lower",

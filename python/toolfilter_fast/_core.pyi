@@ -1,6 +1,7 @@
 """Stubs for the Rust extension module ``toolfilter_fast._core``."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 # --- tool filter ---------------------------------------------------------------
 
@@ -26,3 +27,17 @@ class RuleSet:
 class SegmentGlob:
     def __init__(self, pattern: str, loose: bool = False) -> None: ...
     def is_match(self, s: str) -> bool: ...
+
+# --- focus lens ----------------------------------------------------------------
+
+def focus_select(
+    tools: list[Any], name_of: Callable[[Any, int], str], session_id: str,
+    focused_id: str | None, hovered_id: str | None, meta_name: str | None, max_tools: int,
+) -> list[int]:
+    """The lens result as indices into ``tools``; ``-1`` is the meta-tool."""
+
+def focus_discover(
+    tools: list[Any], fields_of: Callable[[Any], tuple[str | None, str | None]],
+    session_id: str, query: str,
+) -> list[int]:
+    """The indices of the session's tools whose name or description holds ``query``."""

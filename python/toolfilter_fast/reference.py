@@ -22,15 +22,18 @@ from ._patterns import (
     call_fail_closed,
     parse_options,
 )
+from ._reference_focus import FocusLens, ToolRegistry
 from ._tool import Tool
 from .catalog import ToolCatalog
 
 __all__ = [
+    "FocusLens",
     "PatternError",
     "Tool",
     "ToolCatalog",
     "ToolFilter",
     "ToolNotFoundError",
+    "ToolRegistry",
     "compile",
     "fold_loose",
     "fold_lower",
