@@ -52,7 +52,7 @@ class FunctionPattern:
     fn: Callable[[Any, Any], Any]
 
 
-Parsed = Union[StringPattern, RegexPattern, FunctionPattern]
+Parsed = StringPattern | RegexPattern | FunctionPattern
 
 _EXPECTED = (
     "expected a 'server/tool' string, a (server_glob, re.Pattern) tuple, "
@@ -80,7 +80,7 @@ def server_glob_problem(server_glob: str) -> str | None:
 def _is_async(fn: Any) -> bool:
     while isinstance(fn, functools.partial):
         fn = fn.func
-    call = getattr(type(fn), "__call__", None) if not inspect.isroutine(fn) else None
+    call = None if inspect.isroutine(fn) else type(fn).__dict__.get("__call__")
     return any(
         inspect.iscoroutinefunction(f) or inspect.isasyncgenfunction(f)
         for f in (fn, call) if f is not None

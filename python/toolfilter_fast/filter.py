@@ -15,6 +15,7 @@ from ._patterns import (
     call_fail_closed,
     parse_options,
 )
+from ._tool import Tool
 
 __all__ = ["ToolFilter", "compile"]
 
@@ -68,12 +69,19 @@ class _Side:
 
 
 def _pair(tool: Any) -> tuple[str, str]:
-    try:
+    """``(server_id, name)`` of a Tool, or of any object with those two str attributes."""
+    if type(tool) is Tool:
         return tool.server_id, tool.name
+    try:
+        server_id, name = tool.server_id, tool.name
     except AttributeError:
         raise TypeError(
             f"expected a Tool (an object with server_id and name), got {type(tool).__name__}"
         ) from None
+    for what, value in (("server_id", server_id), ("name", name)):
+        if not isinstance(value, str):
+            raise TypeError(f"{what} must be str, not {type(value).__name__}")
+    return server_id, name
 
 
 class ToolFilter:
@@ -167,6 +175,8 @@ def _rebuild(cls: type[ToolFilter], include: list[Any], exclude: list[Any]) -> T
     return cls.compile(include=include, exclude=exclude)
 
 
-def compile(*, include: Sequence[Any] = (), exclude: Sequence[Any] = (), **options: Any) -> ToolFilter:  # noqa: A001
+def compile(
+    *, include: Sequence[Any] = (), exclude: Sequence[Any] = (), **options: Any,
+) -> ToolFilter:
     """Same as :meth:`ToolFilter.compile`."""
     return ToolFilter.compile(include=include, exclude=exclude, **options)

@@ -126,7 +126,12 @@ class _Side:
 
 
 def _check_str(tool: Any) -> tuple[str, str]:
-    server_id, name = tool.server_id, tool.name
+    try:
+        server_id, name = tool.server_id, tool.name
+    except AttributeError:
+        raise TypeError(
+            f"expected a Tool (an object with server_id and name), got {type(tool).__name__}"
+        ) from None
     for what, value in (("server_id", server_id), ("name", name)):
         if not isinstance(value, str):
             raise TypeError(f"{what} must be str, not {type(value).__name__}")
@@ -195,5 +200,7 @@ def _rebuild(include: list[Any], exclude: list[Any]) -> ToolFilter:
     return ToolFilter.compile(include=include, exclude=exclude)
 
 
-def compile(*, include: Sequence[Any] = (), exclude: Sequence[Any] = (), **options: Any) -> ToolFilter:  # noqa: A001
+def compile(
+    *, include: Sequence[Any] = (), exclude: Sequence[Any] = (), **options: Any,
+) -> ToolFilter:
     return ToolFilter.compile(include=include, exclude=exclude, **options)
