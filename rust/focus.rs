@@ -14,6 +14,7 @@ use memchr::memchr;
 use memchr::memmem::Finder;
 
 use crate::fold::Fold;
+use crate::wtf8::decode;
 
 /// Where one tool name falls for a session and its focused and hovered widgets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,6 +163,103 @@ pub fn discover<N: AsRef<[u8]>, D: AsRef<[u8]>>(tools: &[(N, Option<D>)], sessio
         .collect()
 }
 
+/// The discover result as JSON text: byte for byte what Python's
+/// `json.dumps([{"name": n, "description": d}, ...], ensure_ascii=False)`
+/// writes for the `found` indices of `tools`, a missing description as `null`.
+/// When any of those strings holds a lone surrogate, which cannot travel as
+/// UTF-8, it is what `ensure_ascii=True` writes instead (every non-ASCII
+/// character escaped).
+pub fn found_json<N: AsRef<[u8]>, D: AsRef<[u8]>>(tools: &[(N, Option<D>)], found: &[usize]) -> Vec<u8> {
+    let strings = || {
+        found.iter().flat_map(|&i| {
+            let (name, description) = &tools[i];
+            std::iter::once(name.as_ref()).chain(description.as_ref().map(AsRef::as_ref))
+        })
+    };
+    let ascii = strings().any(has_surrogate);
+    let mut out = Vec::with_capacity(2 + strings().map(|s| s.len() + 20).sum::<usize>());
+    out.push(b'[');
+    for (n, &i) in found.iter().enumerate() {
+        if n > 0 {
+            out.extend_from_slice(b", ");
+        }
+        let (name, description) = &tools[i];
+        out.extend_from_slice(b"{\"name\": ");
+        push_json_string(&mut out, name.as_ref(), ascii);
+        out.extend_from_slice(b", \"description\": ");
+        match description {
+            Some(d) => push_json_string(&mut out, d.as_ref(), ascii),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.push(b'}');
+    }
+    out.push(b']');
+    out
+}
+
+/// A lone surrogate in generalized UTF-8 is `ED A0..BF xx`.
+fn has_surrogate(s: &[u8]) -> bool {
+    memchr::memchr_iter(0xED, s).any(|i| s.get(i + 1).is_some_and(|b| (0xA0..=0xBF).contains(b)))
+}
+
+fn push_escape(out: &mut Vec<u8>, cp: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.extend_from_slice(b"\\u");
+    out.extend((0..4).rev().map(|k| HEX[((cp >> (4 * k)) & 0xF) as usize]));
+}
+
+/// Python's escapes: the short ones, `\u00XX` for other controls, lower-case hex.
+fn push_ascii_escaped(out: &mut Vec<u8>, b: u8) -> bool {
+    let short = match b {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'\n' => b'n',
+        b'\r' => b'r',
+        b'\t' => b't',
+        0x08 => b'b',
+        0x0C => b'f',
+        0x00..=0x1F => {
+            push_escape(out, u32::from(b));
+            return true;
+        }
+        _ => return false,
+    };
+    out.extend_from_slice(&[b'\\', short]);
+    true
+}
+
+fn push_json_string(out: &mut Vec<u8>, s: &[u8], ascii: bool) {
+    out.push(b'"');
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        if b < 0x80 {
+            if !push_ascii_escaped(out, b) {
+                if ascii && b == 0x7F {
+                    push_escape(out, 0x7F);
+                } else {
+                    out.push(b);
+                }
+            }
+            i += 1;
+            continue;
+        }
+        let (cp, len) = decode(&s[i..]);
+        match (ascii, cp) {
+            (true, Some(cp)) if cp > 0xFFFF => {
+                let v = cp - 0x1_0000;
+                push_escape(out, 0xD800 + (v >> 10));
+                push_escape(out, 0xDC00 + (v & 0x3FF));
+            }
+            (true, Some(cp)) => push_escape(out, cp),
+            // Python strings always decode; raw bytes pass through unchanged.
+            _ => out.extend_from_slice(&s[i..i + len]),
+        }
+        i += len;
+    }
+    out.push(b'"');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,5 +387,51 @@ mod tests {
         let tools: [(&[u8], Option<&[u8]>); 2] =
             [(b"s.w.\xED\xA0\x80", None), (b"s.w.\xEF\xBF\xBD", None)];
         assert_eq!(discover(&tools, b"s", b"\xED\xA0\x80"), vec![0]);
+    }
+
+    fn json(tools: &[(&[u8], Option<&[u8]>)]) -> String {
+        let all: Vec<usize> = (0..tools.len()).collect();
+        String::from_utf8(found_json(tools, &all)).unwrap()
+    }
+
+    macro_rules! encodes {
+        ($($name:ident: $text:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let text: &[u8] = $text.as_ref();
+                assert_eq!(json(&[(text, None)]), format!("[{{\"name\": {}, \"description\": null}}]", $want));
+            }
+        )*};
+    }
+
+    encodes! {
+        json_plain: "s.w.a" => r#""s.w.a""#;
+        json_quote_backslash: r#"a"b\c"# => r#""a\"b\\c""#;
+        json_short_escapes: "\n\r\t\u{8}\u{c}" => r#""\n\r\t\b\f""#;
+        json_controls_lower_hex: "\u{0}\u{1}\u{1f}" => r#""\u0000\u0001\u001f""#;
+        json_del_raw: "\u{7f}" => "\"\u{7f}\"";
+        json_slash_raw: "a/b" => r#""a/b""#;
+        json_non_ascii_raw: "é😀\u{2028}" => "\"é😀\u{2028}\"";
+        json_surrogate_switches_to_ascii: b"\xC3\xA9\xED\xA0\x80\x7F\xF0\x9F\x98\x80" => r#""\u00e9\ud800\u007f\ud83d\ude00""#;
+    }
+
+    #[test]
+    fn json_list_shape() {
+        let tools: [(&[u8], Option<&[u8]>); 3] = [(b"a", Some(b"A")), (b"b", None), (b"c", Some(b""))];
+        assert_eq!(found_json(&tools, &[]), b"[]");
+        assert_eq!(
+            String::from_utf8(found_json(&tools, &[0, 2])).unwrap(),
+            r#"[{"name": "a", "description": "A"}, {"name": "c", "description": ""}]"#
+        );
+    }
+
+    #[test]
+    fn json_one_surrogate_escapes_every_string() {
+        let tools: [(&[u8], Option<&[u8]>); 2] = [("é".as_bytes(), None), (b"x", Some(b"\xED\xBF\xBF"))];
+        assert_eq!(
+            String::from_utf8(found_json(&tools, &[0, 1])).unwrap(),
+            r#"[{"name": "\u00e9", "description": null}, {"name": "x", "description": "\udfff"}]"#
+        );
+        assert_eq!(String::from_utf8(found_json(&tools, &[0])).unwrap(), "[{\"name\": \"é\", \"description\": null}]");
     }
 }

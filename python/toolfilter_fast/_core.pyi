@@ -36,8 +36,8 @@ def focus_select(
 ) -> list[int]:
     """The lens result as indices into ``tools``; ``-1`` is the meta-tool."""
 
-def focus_discover(
+def focus_discover_json(
     tools: list[Any], fields_of: Callable[[Any], tuple[str | None, str | None]],
     session_id: str, query: str,
-) -> list[int]:
-    """The indices of the session's tools whose name or description holds ``query``."""
+) -> str:
+    """The JSON list of ``{"name", "description"}`` of the session's tools that ``query`` finds."""

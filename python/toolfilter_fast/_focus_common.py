@@ -9,17 +9,18 @@ separately in ``focus`` (over the Rust core) and ``_reference_focus``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = [
     "DEFAULT_MAX_TOOLS",
     "MODES",
-    "Search",
+    "Find",
     "check_id",
     "check_options",
     "discover_tools_name",
     "discover_tools_spec",
+    "found_json",
     "tool_fields",
     "tool_name",
 ]
@@ -27,8 +28,8 @@ __all__ = [
 MODES = ("all", "focused", "hover")
 DEFAULT_MAX_TOOLS = 15
 
-#: ``search(tools, session_id, query)``: the indices of the tools found, in order.
-Search = Callable[[list[Any], str, str], Sequence[int]]
+#: ``find(tools, session_id, query)``: the JSON text of the tools found.
+Find = Callable[[list[Any], str, str], str]
 
 _MISSING = object()
 
@@ -110,14 +111,21 @@ def _error(message: str) -> dict[str, Any]:
     return {"content": _text(message), "isError": True}
 
 
-def _json(value: Any) -> str:
-    # Readable for the model; a lone surrogate cannot travel as UTF-8, so any
-    # text holding one is escaped to ASCII instead.
-    text = json.dumps(value, ensure_ascii=False)
+def found_json(found: Iterable[Any]) -> str:
+    """The JSON list of ``{"name", "description"}`` of the ``found`` tools.
+
+    Readable for the model (non-ASCII as is); a lone surrogate cannot travel as
+    UTF-8, so a text that would hold one is escaped to ASCII throughout.
+    """
+    items = []
+    for tool in found:
+        name, description = tool_fields(tool)
+        items.append({"name": name, "description": description})
+    text = json.dumps(items, ensure_ascii=False)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = json.dumps(value)
+        text = json.dumps(items)
     return text
 
 
@@ -140,8 +148,8 @@ def _query(arguments: object) -> str | dict[str, Any]:
     return query
 
 
-def discover_tools_spec(registry: Any, session_id: str, search: Search) -> dict[str, Any]:
-    """The meta-tool definition, its callback finding tools with ``search``."""
+def discover_tools_spec(registry: Any, session_id: str, find: Find) -> dict[str, Any]:
+    """The meta-tool definition, its callback finding tools with ``find``."""
     name = discover_tools_name(session_id)
     _check_registry(registry)
 
@@ -152,11 +160,7 @@ def discover_tools_spec(registry: Any, session_id: str, search: Search) -> dict[
         tools = registry.list_tools()
         if not isinstance(tools, list):
             tools = list(tools)
-        found = []
-        for index in search(tools, session_id, query):
-            tool_name, description = tool_fields(tools[index])
-            found.append({"name": tool_name, "description": description})
-        return _text(_json(found))
+        return _text(find(tools, session_id, query))
 
     return {
         "name": name,

@@ -14,6 +14,7 @@ from ._focus_common import (
     DEFAULT_MAX_TOOLS,
     MODES,
     check_options,
+    found_json,
     tool_fields,
     tool_name,
 )
@@ -39,16 +40,16 @@ def _widget_of(name: str) -> str | None:
     return segments[1] if len(segments) >= 2 else None
 
 
-def _search(tools: list[Any], session_id: str, query: str) -> list[int]:
+def _find(tools: list[Any], session_id: str, query: str) -> str:
     needle = _lower(query)
     found = []
-    for index, tool in enumerate(tools):
+    for tool in tools:
         name, description = tool_fields(tool)
         if name is None or _session_of(name) != session_id:
             continue
         if needle in _lower(name) or (description is not None and needle in _lower(description)):
-            found.append(index)
-    return found
+            found.append(tool)
+    return found_json(found)
 
 
 class FocusLens:
@@ -101,4 +102,4 @@ class FocusLens:
 
     @staticmethod
     def discover_tools_spec(registry: Any, session_id: str) -> dict[str, Any]:
-        return _discover_tools_spec(registry, session_id, _search)
+        return _discover_tools_spec(registry, session_id, _find)

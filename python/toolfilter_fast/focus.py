@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
@@ -20,8 +20,8 @@ from ._focus_common import discover_tools_spec as _discover_tools_spec
 __all__ = ["FocusLens"]
 
 
-def _search(tools: list[Any], session_id: str, query: str) -> Sequence[int]:
-    return _core.focus_discover(tools, tool_fields, session_id, query)
+def _find(tools: list[Any], session_id: str, query: str) -> str:
+    return _core.focus_discover_json(tools, tool_fields, session_id, query)
 
 
 class FocusLens:
@@ -74,7 +74,7 @@ class FocusLens:
         listed = tools if type(tools) is list else list(tools)
         if mode == "focused" or hover_id == focused_id:
             hover_id = None
-        meta = None if registry is None else _discover_tools_spec(registry, session_id, _search)
+        meta = None if registry is None else _discover_tools_spec(registry, session_id, _find)
         picks = _core.focus_select(
             listed, tool_name, session_id, focused_id, hover_id,
             None if meta is None else meta["name"], min(max_tools, len(listed) + 1),
@@ -101,4 +101,4 @@ class FocusLens:
         no string query give an MCP error result instead,
         ``{"content": [<text item>], "isError": True}``.
         """
-        return _discover_tools_spec(registry, session_id, _search)
+        return _discover_tools_spec(registry, session_id, _find)

@@ -12,16 +12,35 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use super::str_bytes;
+use super::{bytes_str, str_bytes};
 use crate::focus::{self, Focus, Pick};
 
 /// Past this many tools the core runs with the GIL released.
 const DETACH_AT: usize = 1024;
 
-fn dict_str<'py>(tool: &Bound<'py, PyAny>, key: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+/// `obj` as a `str`, when it is one (the exact type checked first: it is the
+/// common case, and under the stable ABI the subclass check is a call).
+fn as_str<'py>(obj: Bound<'py, PyAny>) -> Option<Bound<'py, PyString>> {
+    if obj.is_exact_instance_of::<PyString>() {
+        // SAFETY: the exact type was just checked.
+        return Some(unsafe { obj.cast_into_unchecked() });
+    }
+    obj.cast_into::<PyString>().ok()
+}
+
+/// `dict[key]` when `tool` is an exact dict and the value a `str`.
+fn dict_str<'py>(tool: &Bound<'py, PyAny>, key: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyString>>> {
     match tool.cast_exact::<PyDict>() {
-        Ok(dict) => Ok(dict.get_item(key)?.filter(|v| v.is_instance_of::<PyString>())),
+        Ok(dict) => Ok(dict.get_item(key)?.and_then(as_str)),
         Err(_) => Ok(None),
+    }
+}
+
+/// The generalized UTF-8 of a `str`: borrowed unless it holds a lone surrogate.
+fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
+    match s.to_str() {
+        Ok(text) => Ok(Cow::Borrowed(text.as_bytes())),
+        Err(_) => str_bytes(s.as_any(), "str"),
     }
 }
 
@@ -52,11 +71,11 @@ fn focus_select(
     for (index, tool) in tools.iter().enumerate() {
         let name = match dict_str(&tool, key)? {
             Some(name) => name,
-            None => name_of.call1((&tool, index))?,
+            None => name_of.call1((&tool, index))?.cast_into::<PyString>()?,
         };
         names.push(name);
     }
-    let bytes = names.iter().map(|n| str_bytes(n, "tool name")).collect::<PyResult<Vec<_>>>()?;
+    let bytes = names.iter().map(utf8).collect::<PyResult<Vec<_>>>()?;
     let session = str_bytes(session_id, "session_id")?;
     let focused = optional_bytes(focused_id, "focused_id")?;
     let hovered = optional_bytes(hovered_id, "hover_id")?;
@@ -74,51 +93,59 @@ fn focus_select(
         .collect())
 }
 
-/// The indices of the tools in `tools` that the discover `query` finds under
-/// `session_id`, in list order.
+/// The discover result for `query` over `tools` as JSON text: the name and
+/// description of each of `session_id`'s tools that the query finds, in list
+/// order (see `focus::found_json` for the exact format).
 ///
 /// `fields_of(tool)` returns `(name, description)` for a tool that is not a
 /// dict, each a `str` or None (a tool without a `str` name is never found).
 #[pyfunction]
-fn focus_discover(
-    py: Python<'_>,
-    tools: &Bound<'_, PyList>,
-    fields_of: &Bound<'_, PyAny>,
-    session_id: &Bound<'_, PyAny>,
-    query: &Bound<'_, PyAny>,
-) -> PyResult<Vec<usize>> {
+fn focus_discover_json<'py>(
+    py: Python<'py>,
+    tools: &Bound<'py, PyList>,
+    fields_of: &Bound<'py, PyAny>,
+    session_id: &Bound<'py, PyAny>,
+    query: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyString>> {
     let session = str_bytes(session_id, "session_id")?;
+    let query = str_bytes(query, "query")?;
     let (name_key, description_key) = (intern!(py, "name"), intern!(py, "description"));
     // The session test is a cheap prefix check: descriptions are read only for
     // the session's own tools.
     let mut candidates = Vec::new();
-    for (index, tool) in tools.iter().enumerate() {
+    for tool in tools.iter() {
         let (name, description) = if tool.is_exact_instance_of::<PyDict>() {
             let Some(name) = dict_str(&tool, name_key)? else { continue };
-            if focus::under_session(&str_bytes(&name, "tool name")?, &session).is_none() {
-                continue;
-            }
-            (name, dict_str(&tool, description_key)?)
+            (name, None)
         } else {
             let (name, description): (Option<Bound<'_, PyAny>>, Option<Bound<'_, PyAny>>) =
                 fields_of.call1((&tool,))?.extract()?;
-            let Some(name) = name.filter(|n| n.is_instance_of::<PyString>()) else { continue };
-            (name, description.filter(|d| d.is_instance_of::<PyString>()))
+            let Some(name) = name.and_then(as_str) else { continue };
+            (name, Some(description.and_then(as_str)))
         };
-        candidates.push((index, name, description));
+        if focus::under_session(&utf8(&name)?, &session).is_none() {
+            continue;
+        }
+        let description = match description {
+            Some(from_fields) => from_fields,
+            None => dict_str(&tool, description_key)?,
+        };
+        candidates.push((name, description));
     }
     let mut pairs = Vec::with_capacity(candidates.len());
-    for (_, name, description) in &candidates {
-        pairs.push((str_bytes(name, "tool name")?, optional_bytes(description.as_ref(), "tool description")?));
+    for (name, description) in &candidates {
+        pairs.push((utf8(name)?, description.as_ref().map(utf8).transpose()?));
     }
-    let query = str_bytes(query, "query")?;
-    let run = || focus::discover(&pairs, &session, &query);
-    let found = if pairs.len() >= DETACH_AT { py.detach(run) } else { run() };
-    Ok(found.into_iter().map(|i| candidates[i].0).collect())
+    let run = || {
+        let found = focus::discover(&pairs, &session, &query);
+        focus::found_json(&pairs, &found)
+    };
+    let json = if pairs.len() >= DETACH_AT { py.detach(run) } else { run() };
+    bytes_str(py, &json)
 }
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(focus_select, m)?)?;
-    m.add_function(wrap_pyfunction!(focus_discover, m)?)?;
+    m.add_function(wrap_pyfunction!(focus_discover_json, m)?)?;
     Ok(())
 }
