@@ -148,6 +148,7 @@ def test_all_is_the_first_max_tools_unfiltered(impl):
     assert names(impl.FocusLens.filter(TOOLS)) == names(TOOLS)
     assert names(impl.FocusLens.filter(TOOLS, max_tools=3)) == names(TOOLS[:3])
     assert impl.FocusLens.filter(TOOLS, "all", max_tools=0) == []
+    assert impl.FocusLens.filter(TOOLS, "all", max_tools=10**30) == TOOLS
 
 
 def test_all_keeps_duplicates_and_adds_no_meta_tool(impl):

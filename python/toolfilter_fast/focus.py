@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from itertools import islice
 from typing import Any
@@ -69,7 +70,7 @@ class FocusLens:
         """
         check_options(mode, session_id, focused_id, hover_id, max_tools, registry)
         if mode == "all":
-            return list(islice(tools, max_tools))
+            return list(islice(tools, min(max_tools, sys.maxsize)))
         assert session_id is not None  # check_options requires it here
         listed = tools if type(tools) is list else list(tools)
         if mode == "focused" or hover_id == focused_id:
