@@ -3,7 +3,8 @@
     pytest benches/bench_focus.py --benchmark-enable --benchmark-group-by=group
 
 Each benchmark records in ``extra_info["correct"]`` whether its answer equals
-the reference's (the same tool objects, or the same discover text).
+the reference's (the same tool names in the same order, or the same discover
+text).
 """
 
 from __future__ import annotations
@@ -61,12 +62,15 @@ def expected_filter(case):
 @pytest.mark.parametrize("impl", sorted(IMPLS))
 def test_filter_100k(benchmark, impl, case):
     benchmark.group = f"focus filter 100k: {case}"
-    out = benchmark.pedantic(run_filter, args=(impl, case), rounds=10 if impl == "fast" else 3,
-                             iterations=1)
-    benchmark.extra_info["correct"] = [tool["name"] for tool in out] == expected_filter(case)
+    expected = expected_filter(case)  # builds the catalog outside the timing
+    out = benchmark.pedantic(run_filter, args=(impl, case), rounds=20 if impl == "fast" else 5,
+                             iterations=1, warmup_rounds=1)
+    benchmark.extra_info["correct"] = [tool["name"] for tool in out] == expected
     assert benchmark.extra_info["correct"]
 
 
+#: Each query runs over the same registry and session (sess3, 4,949 of the 100,000
+#: tools): 8 found, all of the session's found, none found.
 QUERIES = {"selective": "WIDGET 42 ", "session_wide": "", "no_hit": "zzz"}
 
 
@@ -89,7 +93,9 @@ def expected_discover(query):
 @pytest.mark.parametrize("impl", sorted(IMPLS))
 def test_discover_100k(benchmark, impl, query):
     benchmark.group = f"discover_tools over 100k: {query} query"
+    expected = expected_discover(query)  # builds the catalog and registries outside the timing
+    discover_spec(impl)
     out = benchmark.pedantic(run_discover, args=(impl, query),
-                             rounds=10 if impl == "fast" else 3, iterations=1)
-    benchmark.extra_info["correct"] = out == expected_discover(query)
+                             rounds=20 if impl == "fast" else 5, iterations=1, warmup_rounds=1)
+    benchmark.extra_info["correct"] = out == expected
     assert benchmark.extra_info["correct"]

@@ -406,6 +406,18 @@ def test_discover_reads_objects_and_mappings(impl):
     assert found(impl, tools, "FIND") == ["s.w.a", "s.w.b"]
 
 
+def test_a_registry_subclass_overriding_list_tools_is_asked_through_it(impl):
+    class OnlyClicks(impl.ToolRegistry):
+        def list_tools(self):
+            return [t for t in super().list_tools() if t["name"].endswith(".click")]
+
+    registry = OnlyClicks([T("s.w.click"), T("s.w.type")])
+    spec = impl.FocusLens.discover_tools_spec(registry, "s")
+    assert [t["name"] for t in json.loads(spec["callback"]({"query": ""})[0]["text"])] == [
+        "s.w.click",
+    ]
+
+
 def test_any_registry_with_list_tools(impl):
     class Frozen:
         def list_tools(self):
@@ -493,6 +505,21 @@ def test_registry_list_is_a_snapshot(impl):
     listed.append(T("x"))
     registry.register(T("b"))
     assert names(listed) == ["a", "x"] and names(registry.list_tools()) == ["a", "b"]
+
+
+def test_registry_snapshot_is_shared_until_a_change(impl):
+    registry = impl.ToolRegistry([T("a")])
+    first = registry.snapshot()
+    assert isinstance(first, tuple) and names(first) == ["a"]
+    assert registry.snapshot() is first
+    registry.unregister("zz")  # no change
+    assert registry.snapshot() is first
+    for change in (lambda: registry.register(T("b")), lambda: registry.register_all([T("c")]),
+                   lambda: registry.unregister("a"), lambda: registry.register(T("b"))):
+        before = registry.snapshot()
+        change()
+        assert registry.snapshot() is not before
+    assert names(registry.snapshot()) == names(registry.list_tools()) == ["b", "c"]
 
 
 def test_registry_call(impl):

@@ -37,7 +37,7 @@ def focus_select(
     """The lens result as indices into ``tools``; ``-1`` is the meta-tool."""
 
 def focus_discover_json(
-    tools: list[Any], fields_of: Callable[[Any], tuple[str | None, str | None]],
+    tools: list[Any] | tuple[Any, ...], fields_of: Callable[[Any], tuple[str | None, str | None]],
     session_id: str, query: str,
 ) -> str:
     """The JSON list of ``{"name", "description"}`` of the session's tools that ``query`` finds."""

@@ -12,6 +12,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .registry import ToolRegistry
+
 __all__ = [
     "DEFAULT_MAX_TOOLS",
     "MODES",
@@ -29,7 +31,7 @@ MODES = ("all", "focused", "hover")
 DEFAULT_MAX_TOOLS = 15
 
 #: ``find(tools, session_id, query)``: the JSON text of the tools found.
-Find = Callable[[list[Any], str, str], str]
+Find = Callable[[list[Any] | tuple[Any, ...], str, str], str]
 
 _MISSING = object()
 
@@ -157,9 +159,15 @@ def discover_tools_spec(registry: Any, session_id: str, find: Find) -> dict[str,
         query = _query(arguments)
         if not isinstance(query, str):
             return query
-        tools = registry.list_tools()
-        if not isinstance(tools, list):
-            tools = list(tools)
+        # The package's registry hands over its cached snapshot: what its
+        # list_tools() copies, so a query costs no copy. A subclass that
+        # overrides list_tools() is asked through it.
+        if getattr(type(registry), "list_tools", None) is ToolRegistry.list_tools:
+            tools: list[Any] | tuple[Any, ...] = registry.snapshot()
+        else:
+            tools = registry.list_tools()
+            if not isinstance(tools, (list, tuple)):
+                tools = list(tools)
         return _text(find(tools, session_id, query))
 
     return {

@@ -40,7 +40,7 @@ def _widget_of(name: str) -> str | None:
     return segments[1] if len(segments) >= 2 else None
 
 
-def _find(tools: list[Any], session_id: str, query: str) -> str:
+def _find(tools: list[Any] | tuple[Any, ...], session_id: str, query: str) -> str:
     needle = _lower(query)
     found = []
     for tool in tools:

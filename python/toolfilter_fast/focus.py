@@ -21,7 +21,7 @@ from ._focus_common import discover_tools_spec as _discover_tools_spec
 __all__ = ["FocusLens"]
 
 
-def _find(tools: list[Any], session_id: str, query: str) -> str:
+def _find(tools: list[Any] | tuple[Any, ...], session_id: str, query: str) -> str:
     return _core.focus_discover_json(tools, tool_fields, session_id, query)
 
 
@@ -92,7 +92,8 @@ class FocusLens:
         """The session's ``discover_tools`` meta-tool: ``name``, ``description``,
         ``inputSchema`` and ``callback``.
 
-        ``callback(arguments)`` reads ``registry.list_tools()`` at call time and
+        ``callback(arguments)`` reads ``registry.list_tools()`` at call time (a
+        :class:`ToolRegistry`'s cached ``snapshot()``, the same tools) and
         returns MCP content, ``[{"type": "text", "text": <JSON>}]``, the JSON a
         list of ``{"name", "description"}`` (registry order) for the session's
         tools (names starting ``session_id.``) whose name or description

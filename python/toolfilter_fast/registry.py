@@ -39,17 +39,19 @@ class ToolRegistry:
     ``"callback"`` entry (or ``.callback`` attribute), as the meta-tool from
     ``FocusLens.discover_tools_spec`` carries it.
 
-    Thread-safe: every method takes one lock, and :meth:`list_tools` returns a
-    new list (a snapshot). Callbacks run outside the lock, so a callback may use
-    the registry (``discover_tools`` lists it).
+    Thread-safe: every method takes one lock; :meth:`list_tools` returns a new
+    list and :meth:`snapshot` an immutable tuple, cached until the next change
+    (what ``discover_tools`` reads, so that a query costs no copy). Callbacks run
+    outside the lock, so a callback may use the registry.
     """
 
-    __slots__ = ("_callbacks", "_lock", "_tools")
+    __slots__ = ("_callbacks", "_lock", "_snapshot", "_tools")
 
     def __init__(self, tools: Iterable[Any] = ()) -> None:
         self._lock = threading.Lock()
         self._tools: dict[str, Any] = {}
         self._callbacks: dict[str, Callable[..., Any]] = {}
+        self._snapshot: tuple[Any, ...] | None = None
         self.register_all(tools)
 
     def register(self, tool: Any, callback: Callable[..., Any] | None = None) -> None:
@@ -63,6 +65,7 @@ class ToolRegistry:
             raise TypeError(f"callback must be callable, not {type(callback).__name__}")
         with self._lock:
             self._tools[name] = tool
+            self._snapshot = None
             if callback is None:
                 self._callbacks.pop(name, None)
             else:
@@ -72,6 +75,7 @@ class ToolRegistry:
         """Registers each tool in turn, under one lock; checks them all first."""
         checked = [(_registered_name(tool), tool) for tool in tools]
         with self._lock:
+            self._snapshot = None
             for name, tool in checked:
                 self._tools[name] = tool
                 self._callbacks.pop(name, None)
@@ -80,7 +84,10 @@ class ToolRegistry:
         """Removes the tool named ``name``; False when there was none."""
         with self._lock:
             self._callbacks.pop(name, None)
-            return self._tools.pop(name, None) is not None
+            if self._tools.pop(name, None) is None:
+                return False
+            self._snapshot = None
+            return True
 
     def get(self, name: str) -> Any | None:
         """The tool named ``name``, or None."""
@@ -89,8 +96,14 @@ class ToolRegistry:
 
     def list_tools(self) -> list[Any]:
         """Every tool, in registration order (a new list each call)."""
+        return list(self.snapshot())
+
+    def snapshot(self) -> tuple[Any, ...]:
+        """Every tool, in registration order, as a tuple shared until the next change."""
         with self._lock:
-            return list(self._tools.values())
+            if self._snapshot is None:
+                self._snapshot = tuple(self._tools.values())
+            return self._snapshot
 
     def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
         """Runs the callback of the tool named ``name`` with ``arguments``

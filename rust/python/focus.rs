@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use super::{bytes_str, str_bytes};
 use crate::focus::{self, Focus, Pick};
@@ -93,45 +93,26 @@ fn focus_select(
         .collect())
 }
 
-/// The discover result for `query` over `tools` as JSON text: the name and
-/// description of each of `session_id`'s tools that the query finds, in list
-/// order (see `focus::found_json` for the exact format).
+/// The discover result for `query` over `tools` (a list or a tuple) as JSON
+/// text: the name and description of each of `session_id`'s tools that the
+/// query finds, in order (see `focus::found_json` for the exact format).
 ///
 /// `fields_of(tool)` returns `(name, description)` for a tool that is not a
 /// dict, each a `str` or None (a tool without a `str` name is never found).
 #[pyfunction]
 fn focus_discover_json<'py>(
     py: Python<'py>,
-    tools: &Bound<'py, PyList>,
+    tools: &Bound<'py, PyAny>,
     fields_of: &Bound<'py, PyAny>,
     session_id: &Bound<'py, PyAny>,
     query: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyString>> {
     let session = str_bytes(session_id, "session_id")?;
     let query = str_bytes(query, "query")?;
-    let (name_key, description_key) = (intern!(py, "name"), intern!(py, "description"));
-    // The session test is a cheap prefix check: descriptions are read only for
-    // the session's own tools.
-    let mut candidates = Vec::new();
-    for tool in tools.iter() {
-        let (name, description) = if tool.is_exact_instance_of::<PyDict>() {
-            let Some(name) = dict_str(&tool, name_key)? else { continue };
-            (name, None)
-        } else {
-            let (name, description): (Option<Bound<'_, PyAny>>, Option<Bound<'_, PyAny>>) =
-                fields_of.call1((&tool,))?.extract()?;
-            let Some(name) = name.and_then(as_str) else { continue };
-            (name, Some(description.and_then(as_str)))
-        };
-        if focus::under_session(&utf8(&name)?, &session).is_none() {
-            continue;
-        }
-        let description = match description {
-            Some(from_fields) => from_fields,
-            None => dict_str(&tool, description_key)?,
-        };
-        candidates.push((name, description));
-    }
+    let candidates = match tools.cast::<PyTuple>() {
+        Ok(tuple) => session_tools(py, tuple.iter(), fields_of, &session)?,
+        Err(_) => session_tools(py, tools.cast::<PyList>()?.iter(), fields_of, &session)?,
+    };
     let mut pairs = Vec::with_capacity(candidates.len());
     for (name, description) in &candidates {
         pairs.push((utf8(name)?, description.as_ref().map(utf8).transpose()?));
@@ -142,6 +123,41 @@ fn focus_discover_json<'py>(
     };
     let json = if pairs.len() >= DETACH_AT { py.detach(run) } else { run() };
     bytes_str(py, &json)
+}
+
+type NameAndDescription<'py> = (Bound<'py, PyString>, Option<Bound<'py, PyString>>);
+
+/// The `(name, description)` of the tools named under `session`. The session
+/// test is a cheap prefix check, so descriptions are read only for the
+/// session's own tools.
+fn session_tools<'py>(
+    py: Python<'py>,
+    tools: impl Iterator<Item = Bound<'py, PyAny>>,
+    fields_of: &Bound<'py, PyAny>,
+    session: &[u8],
+) -> PyResult<Vec<NameAndDescription<'py>>> {
+    let (name_key, description_key) = (intern!(py, "name"), intern!(py, "description"));
+    let mut candidates = Vec::new();
+    for tool in tools {
+        let (name, description) = if tool.is_exact_instance_of::<PyDict>() {
+            let Some(name) = dict_str(&tool, name_key)? else { continue };
+            (name, None)
+        } else {
+            let (name, description): (Option<Bound<'_, PyAny>>, Option<Bound<'_, PyAny>>) =
+                fields_of.call1((&tool,))?.extract()?;
+            let Some(name) = name.and_then(as_str) else { continue };
+            (name, Some(description.and_then(as_str)))
+        };
+        if focus::under_session(&utf8(&name)?, session).is_none() {
+            continue;
+        }
+        let description = match description {
+            Some(from_fields) => from_fields,
+            None => dict_str(&tool, description_key)?,
+        };
+        candidates.push((name, description));
+    }
+    Ok(candidates)
 }
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
