@@ -1,6 +1,7 @@
 """Focus lens on 100,000 tools: the fast path against the reference, in one run.
 
     pytest benches/bench_focus.py --benchmark-enable --benchmark-group-by=group
+    python benches/bench_focus.py   # paired ratios, robust on a loaded machine
 
 Each benchmark records in ``extra_info["correct"]`` whether its answer equals
 the reference's (the same tool names in the same order, or the same discover
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import random
+import statistics
+import time
 
 import pytest
 import toolfilter_fast
@@ -99,3 +102,34 @@ def test_discover_100k(benchmark, impl, query):
                              rounds=20 if impl == "fast" else 5, iterations=1, warmup_rounds=1)
     benchmark.extra_info["correct"] = out == expected
     assert benchmark.extra_info["correct"]
+
+
+def paired_ratios(pairs: int = 9) -> None:
+    """Times the fast path and the reference alternately, so that both see the
+    same load, and prints each case's median of the per-pair ratios."""
+
+    def seconds(fn, *args):
+        start = time.perf_counter()
+        fn(*args)
+        return time.perf_counter() - start
+
+    cases = [("filter", run_filter, expected_filter, case) for case in sorted(FILTERS)]
+    cases += [("discover", run_discover, expected_discover, query) for query in sorted(QUERIES)]
+    print("| case | fast median (ms) | reference median (ms) | median paired ratio | correct |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for kind, run, expected, case in cases:
+        expected(case)
+        fast, ref = [], []
+        for _ in range(pairs):
+            fast.append(seconds(run, "fast", case))
+            ref.append(seconds(run, "reference", case))
+        answer = run("fast", case)
+        correct = (answer == expected(case)) if kind == "discover" else (
+            [tool["name"] for tool in answer] == expected(case))
+        ratio = statistics.median(r / f for r, f in zip(ref, fast, strict=True))
+        print(f"| {kind} {case} | {statistics.median(fast) * 1e3:.1f} | "
+              f"{statistics.median(ref) * 1e3:.1f} | {ratio:.1f}x | {correct} |")
+
+
+if __name__ == "__main__":
+    paired_ratios()

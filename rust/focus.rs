@@ -74,39 +74,69 @@ pub enum Pick {
     Meta,
 }
 
-/// The lens result over `names` (the input tools' names, in input order):
-/// the focused widget's tools, the hovered widget's, the meta-tool (named
-/// `meta` when there is one), then the globals; the first tool of each name
-/// kept; cut to `max_tools` last, so globals are the first to go.
-pub fn select<N: AsRef<[u8]>>(names: &[N], focus: &Focus<'_>, meta: Option<&[u8]>, max_tools: usize) -> Vec<Pick> {
-    let (mut focused, mut hovered, mut globals) = (Vec::new(), Vec::new(), Vec::new());
-    for (index, name) in names.iter().enumerate() {
-        match focus.classify(name.as_ref()) {
-            Part::Focused => focused.push(index),
-            Part::Hovered => hovered.push(index),
-            Part::Global => globals.push(index),
+/// The tools a lens keeps, sorted into its parts as they are classified:
+/// `(input index, name)` in input order. `Other` tools are not kept at all, so
+/// a caller can classify a name, keep the few that matter, and drop the rest.
+#[derive(Debug)]
+pub struct Parts<N> {
+    focused: Vec<(usize, N)>,
+    hovered: Vec<(usize, N)>,
+    globals: Vec<(usize, N)>,
+}
+
+impl<N: AsRef<[u8]>> Parts<N> {
+    pub fn new() -> Self {
+        Parts { focused: Vec::new(), hovered: Vec::new(), globals: Vec::new() }
+    }
+
+    /// Files `name` (tool `index`) under `part`; `Other` is dropped.
+    pub fn push(&mut self, part: Part, index: usize, name: N) {
+        match part {
+            Part::Focused => self.focused.push((index, name)),
+            Part::Hovered => self.hovered.push((index, name)),
+            Part::Global => self.globals.push((index, name)),
             Part::Other => {}
         }
     }
-    let ordered = (focused.into_iter().map(Pick::Tool))
-        .chain(hovered.into_iter().map(Pick::Tool))
-        .chain(meta.map(|_| Pick::Meta))
-        .chain(globals.into_iter().map(Pick::Tool));
-    let mut seen: HashSet<&[u8]> = HashSet::new();
-    let mut out = Vec::new();
-    for pick in ordered {
-        if out.len() >= max_tools {
-            break;
+
+    /// The lens result: the focused widget's tools, the hovered widget's, the
+    /// meta-tool (named `meta` when there is one), then the globals; the first
+    /// tool of each name kept; cut to `max_tools` last, so globals go first.
+    pub fn pick(&self, meta: Option<&[u8]>, max_tools: usize) -> Vec<Pick> {
+        fn tool<N: AsRef<[u8]>>((index, name): &(usize, N)) -> (Pick, &[u8]) {
+            (Pick::Tool(*index), name.as_ref())
         }
-        let name = match pick {
-            Pick::Tool(index) => names[index].as_ref(),
-            Pick::Meta => meta.unwrap_or_default(),
-        };
-        if seen.insert(name) {
-            out.push(pick);
+        let ordered = (self.focused.iter().map(tool))
+            .chain(self.hovered.iter().map(tool))
+            .chain(meta.map(|name| (Pick::Meta, name)))
+            .chain(self.globals.iter().map(tool));
+        let mut seen: HashSet<&[u8]> = HashSet::new();
+        let mut out = Vec::new();
+        for (pick, name) in ordered {
+            if out.len() >= max_tools {
+                break;
+            }
+            if seen.insert(name) {
+                out.push(pick);
+            }
         }
+        out
     }
-    out
+}
+
+impl<N: AsRef<[u8]>> Default for Parts<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The lens result over `names` (the input tools' names, in input order).
+pub fn select<N: AsRef<[u8]>>(names: &[N], focus: &Focus<'_>, meta: Option<&[u8]>, max_tools: usize) -> Vec<Pick> {
+    let mut parts = Parts::new();
+    for (index, name) in names.iter().enumerate() {
+        parts.push(focus.classify(name.as_ref()), index, name.as_ref());
+    }
+    parts.pick(meta, max_tools)
 }
 
 /// A compiled `discover_tools` query for one session.

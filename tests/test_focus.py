@@ -7,6 +7,7 @@ import json
 import threading
 from collections import UserDict
 from types import MappingProxyType, SimpleNamespace
+from typing import ClassVar
 
 import pytest
 import toolfilter_fast
@@ -290,6 +291,69 @@ def test_any_iterable_of_tools(impl):
     assert names(lens(impl, (t for t in TOOLS), focused_id="w")) == names(
         lens(impl, TOOLS, focused_id="w")
     )
+
+
+class Meddler:
+    """A tool whose name, when read, renames and empties the tools read before it."""
+
+    def __init__(self, victims):
+        self.victims = victims
+
+    @property
+    def name(self):
+        for victim in self.victims:
+            victim["name"] = "s.w.renamed"
+            victim.clear()
+        return "s.w.meddler"
+
+
+class ListMeddler:
+    """A tool whose name, when read, empties the list being filtered."""
+
+    def __init__(self, tools):
+        self.tools = tools
+
+    @property
+    def name(self):
+        self.tools.clear()
+        return "g2"
+
+
+def test_a_name_read_that_changes_the_input_list(impl):
+    tools = [T("g1")]
+    tools += [ListMeddler(tools), T("s.w.a")]
+    first, meddler, last = tools
+    assert lens(impl, tools, focused_id="w") == [last, first, meddler]
+
+
+def test_a_name_read_that_changes_earlier_tools(impl):
+    # The Rust scan borrows names without owning them; code run by a later
+    # tool must not be able to pull a kept name away from under it.
+    first, other = {"name": "s.w." + "x" * 40}, {"name": "s.q.y"}
+    tools = [first, other, Meddler([first, other]), {"name": "g"}]
+    out = lens(impl, tools, focused_id="w")
+    assert [id(t) for t in out] == [id(first), id(tools[2]), id(tools[3])]
+
+
+class SneakyName(str):
+    """A name whose encoding (needed for a lone surrogate) changes its own tool."""
+
+    tool: ClassVar[dict] = {}
+
+    def encode(self, *args):
+        SneakyName.tool.clear()
+        return str(self).encode(*args)
+
+
+def test_a_str_subclass_name_that_changes_its_tool_when_encoded(impl):
+    tool = {"name": SneakyName("s.w.\ud800" + "x" * 40), "description": "d"}
+    SneakyName.tool = tool
+    assert lens(impl, [tool], focused_id="w") == [tool]
+    tool2 = {"name": SneakyName("s.w.\ud800"), "description": "d"}
+    SneakyName.tool = tool2
+    text = impl.FocusLens.discover_tools_spec(
+        SimpleNamespace(list_tools=lambda: [tool2]), "s")["callback"]({"query": ""})[0]["text"]
+    assert json.loads(text)[0]["name"] == "s.w.\ud800"
 
 
 def test_lone_surrogates_in_names(impl):

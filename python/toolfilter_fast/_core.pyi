@@ -31,10 +31,10 @@ class SegmentGlob:
 # --- focus lens ----------------------------------------------------------------
 
 def focus_select(
-    tools: list[Any], name_of: Callable[[Any, int], str], session_id: str,
+    tools: tuple[Any, ...], name_of: Callable[[Any, int], str], session_id: str,
     focused_id: str | None, hovered_id: str | None, meta_name: str | None, max_tools: int,
 ) -> list[int]:
-    """The lens result as indices into ``tools``; ``-1`` is the meta-tool."""
+    """The lens result as indices into the tuple ``tools``; ``-1`` is the meta-tool."""
 
 def focus_discover_json(
     tools: list[Any] | tuple[Any, ...], fields_of: Callable[[Any], tuple[str | None, str | None]],

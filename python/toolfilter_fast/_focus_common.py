@@ -166,7 +166,7 @@ def discover_tools_spec(registry: Any, session_id: str, find: Find) -> dict[str,
             tools: list[Any] | tuple[Any, ...] = registry.snapshot()
         else:
             tools = registry.list_tools()
-            if not isinstance(tools, (list, tuple)):
+            if type(tools) not in (list, tuple):
                 tools = list(tools)
         return _text(find(tools, session_id, query))
 

@@ -72,15 +72,17 @@ class FocusLens:
         if mode == "all":
             return list(islice(tools, min(max_tools, sys.maxsize)))
         assert session_id is not None  # check_options requires it here
-        listed = tools if type(tools) is list else list(tools)
+        # A snapshot: the indices the core returns point into it even if reading
+        # a tool's name runs code that changes the caller's list.
+        snapshot = tuple(tools)
         if mode == "focused" or hover_id == focused_id:
             hover_id = None
         meta = None if registry is None else _discover_tools_spec(registry, session_id, _find)
         picks = _core.focus_select(
-            listed, tool_name, session_id, focused_id, hover_id,
-            None if meta is None else meta["name"], min(max_tools, len(listed) + 1),
+            snapshot, tool_name, session_id, focused_id, hover_id,
+            None if meta is None else meta["name"], min(max_tools, len(snapshot) + 1),
         )
-        return [meta if index < 0 else listed[index] for index in picks]
+        return [meta if index < 0 else snapshot[index] for index in picks]
 
     @staticmethod
     def discover_tools_name(session_id: str) -> str:
