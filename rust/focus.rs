@@ -229,7 +229,7 @@ pub fn found_json<N: AsRef<[u8]>, D: AsRef<[u8]>>(tools: &[(N, Option<D>)], foun
 
 /// A lone surrogate in generalized UTF-8 is `ED A0..BF xx`.
 fn has_surrogate(s: &[u8]) -> bool {
-    memchr::memchr_iter(0xED, s).any(|i| s.get(i + 1).is_some_and(|b| (0xA0..=0xBF).contains(b)))
+    !s.is_ascii() && memchr::memchr_iter(0xED, s).any(|i| s.get(i + 1).is_some_and(|b| (0xA0..=0xBF).contains(b)))
 }
 
 fn push_escape(out: &mut Vec<u8>, cp: u32) {
@@ -258,32 +258,40 @@ fn push_ascii_escaped(out: &mut Vec<u8>, b: u8) -> bool {
     true
 }
 
+/// Whether byte `b` cannot be copied into a JSON string as it is: a control,
+/// `"` or a backslash; in ASCII mode also DEL and every byte of a non-ASCII character.
+#[inline]
+fn needs_escape(b: u8, ascii: bool) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\' || (ascii && b >= 0x7F)
+}
+
 fn push_json_string(out: &mut Vec<u8>, s: &[u8], ascii: bool) {
     out.push(b'"');
     let mut i = 0;
     while i < s.len() {
-        let b = s[i];
+        // Runs that need no escaping (nearly everything) are copied whole.
+        let run = s[i..].iter().position(|&b| needs_escape(b, ascii)).unwrap_or(s.len() - i);
+        out.extend_from_slice(&s[i..i + run]);
+        i += run;
+        let Some(&b) = s.get(i) else { break };
         if b < 0x80 {
             if !push_ascii_escaped(out, b) {
-                if ascii && b == 0x7F {
-                    push_escape(out, 0x7F);
-                } else {
-                    out.push(b);
-                }
+                push_escape(out, u32::from(b)); // DEL, in ASCII mode
             }
             i += 1;
             continue;
         }
+        // Only ASCII mode stops at a non-ASCII byte.
         let (cp, len) = decode(&s[i..]);
-        match (ascii, cp) {
-            (true, Some(cp)) if cp > 0xFFFF => {
+        match cp {
+            Some(cp) if cp > 0xFFFF => {
                 let v = cp - 0x1_0000;
                 push_escape(out, 0xD800 + (v >> 10));
                 push_escape(out, 0xDC00 + (v & 0x3FF));
             }
-            (true, Some(cp)) => push_escape(out, cp),
-            // Python strings always decode; raw bytes pass through unchanged.
-            _ => out.extend_from_slice(&s[i..i + len]),
+            Some(cp) => push_escape(out, cp),
+            // Python strings always decode; a stray byte passes through unchanged.
+            None => out.extend_from_slice(&s[i..i + len]),
         }
         i += len;
     }
