@@ -104,7 +104,7 @@ def test_discover_100k(benchmark, impl, query):
     assert benchmark.extra_info["correct"]
 
 
-def paired_ratios(pairs: int = 9) -> None:
+def paired_ratios(pairs: int = 15) -> None:
     """Times the fast path and the reference alternately, so that both see the
     same load, and prints each case's median of the per-pair ratios."""
 
