@@ -6,13 +6,14 @@ import pickle
 import re
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
-from conftest import EQUIVALENCE_EXAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_filter_properties import any_pattern, build, contexts, tools
 
 import toolfilter_fast
 from toolfilter_fast import Tool, reference
+
+from conftest import EQUIVALENCE_EXAMPLES
+from test_filter_properties import any_pattern, build, contexts, tools
 
 
 @settings(max_examples=EQUIVALENCE_EXAMPLES // 4)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 import toolfilter_fast
 from toolfilter_fast import Tool, _core, reference
 
@@ -70,7 +71,7 @@ def test_non_tools_get_a_type_error(module):
     f = module.compile(include=["*"])
     with pytest.raises(TypeError, match="expected a Tool"):
         f.visible("github/x")
-    with pytest.raises(TypeError, match="expected a Tool|is not a tool"):
+    with pytest.raises(TypeError, match=r"expected a Tool|is not a tool"):
         f.filter([Tool("s", "t"), 42])
 
 
