@@ -9,6 +9,7 @@ import textwrap
 from types import SimpleNamespace
 
 import pytest
+
 import toolfilter_fast
 from toolfilter_fast import Tool
 from toolfilter_fast.adapters import _common

@@ -10,6 +10,7 @@ import asyncio
 import logging
 
 import pytest
+
 import toolfilter_fast
 from toolfilter_fast import reference
 
@@ -18,6 +19,7 @@ fastmcp = pytest.importorskip("fastmcp", reason="needs the fastmcp extra")
 from _mcp_demo_server import TOOL_NAMES, build_server  # noqa: E402
 from fastmcp import Client  # noqa: E402
 from fastmcp.server.transforms import Transform  # noqa: E402
+
 from toolfilter_fast.adapters.fastmcp import FastMCPRequest, ToolFilterTransform  # noqa: E402
 
 

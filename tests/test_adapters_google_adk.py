@@ -14,6 +14,7 @@ import sys
 from types import SimpleNamespace
 
 import pytest
+
 import toolfilter_fast
 from toolfilter_fast import reference
 
@@ -31,6 +32,7 @@ from google.adk.tools.mcp_tool import McpTool, McpToolset, StdioConnectionParams
 from google.genai import types
 from mcp import StdioServerParameters
 from mcp import types as mcp_types
+
 from toolfilter_fast.adapters.google_adk import ToolFilterPredicate, tool_predicate
 
 

@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 
 import pytest
+
 import toolfilter_fast
 from toolfilter_fast import reference
 
@@ -23,6 +24,7 @@ mcp_types = pytest.importorskip("mcp.types", reason="needs the openai-agents ext
 from _mcp_demo_server import SCRIPT, TOOL_NAMES  # noqa: E402
 from agents import Agent, RunContextWrapper  # noqa: E402
 from agents.mcp import MCPServerStdio, ToolFilterContext  # noqa: E402
+
 from toolfilter_fast.adapters.openai_agents import MCPToolFilter, mcp_tool_filter  # noqa: E402
 
 

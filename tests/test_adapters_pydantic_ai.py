@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 import pytest
+
 import toolfilter_fast
 from toolfilter_fast import reference
 
@@ -25,6 +26,7 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart  # noqa: 
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.models.test import TestModel  # noqa: E402
 from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
+
 from toolfilter_fast.adapters.pydantic_ai import (  # noqa: E402
     FilterFunc,
     PrepareFunc,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 import toolfilter_fast
 
 fastmcp = pytest.importorskip("fastmcp", reason="needs the fastmcp extra")
@@ -18,6 +19,7 @@ from _mcp_demo_server import TOOL_NAMES, build_server  # noqa: E402
 from fastmcp import Client, FastMCP  # noqa: E402
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier  # noqa: E402
 from fastmcp.utilities.tests import asgi_client  # noqa: E402
+
 from toolfilter_fast.adapters.fastmcp import FastMCPRequest, ToolFilterTransform  # noqa: E402
 
 

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from .._tool import Tool
 
 __all__ = [
+    "BoundFilter",
     "CtxFunc",
     "check_ctx",
     "check_filter",
@@ -52,17 +53,14 @@ def check_filter(tool_filter: Any) -> Any:
     return tool_filter
 
 
-def check_server_id(server_id: Any, *, optional: bool = False) -> str | None:
-    """``server_id`` if it is a ``str`` (or None when ``optional``); else TypeError."""
-    if server_id is None and optional:
-        return None
+def check_server_id(server_id: Any, expected: str = "str") -> str:
+    """``server_id`` if it is a ``str``; else TypeError."""
     if not isinstance(server_id, str):
-        expected = "str or None" if optional else "str"
         raise TypeError(f"server_id must be {expected}, not {type(server_id).__name__}")
     return server_id
 
 
-def check_ctx(ctx: Any) -> CtxFunc | None:
+def check_ctx(ctx: CtxFunc | None) -> CtxFunc | None:
     """``ctx`` if it is None or callable; else TypeError."""
     if ctx is not None and not callable(ctx):
         raise TypeError(
@@ -81,6 +79,24 @@ def check_max_tools(max_tools: Any) -> int | None:
     if max_tools < 0:
         raise ValueError(f"max_tools must be an int >= 0 or None, got {max_tools!r}")
     return max_tools
+
+
+class BoundFilter:
+    """A filter bound to a server id and a ctx function: the state the adapters hold.
+
+    Arguments are checked here, at construction (TypeError naming the argument);
+    ``default_ctx`` stands in when ``ctx`` is None.
+    """
+
+    __slots__ = ("_ctx", "_filter", "_server_id")
+
+    def __init__(self, tool_filter: Any, server_id: Any, ctx: Any, default_ctx: CtxFunc) -> None:
+        self._filter = check_filter(tool_filter)
+        self._server_id: str = check_server_id(server_id)
+        self._ctx: CtxFunc = check_ctx(ctx) or default_ctx
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._filter!r}, server_id={self._server_id!r})"
 
 
 def mapping_or_none(value: Any, what: str) -> Mapping[str, Any] | None:

@@ -46,15 +46,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
     ) from err
 
 from .._tool import Tool
-from ._common import (
-    CtxFunc,
-    check_ctx,
-    check_filter,
-    check_server_id,
-    keep_visible,
-    mapping_or_none,
-    visible_fail_closed,
-)
+from ._common import BoundFilter, CtxFunc, keep_visible, mapping_or_none, visible_fail_closed
 
 __all__ = ["FastMCPRequest", "ToolFilterTransform"]
 
@@ -103,7 +95,7 @@ def _identity(request: FastMCPRequest) -> FastMCPRequest:
     return request
 
 
-class ToolFilterTransform(Transform):
+class ToolFilterTransform(BoundFilter, Transform):
     """A FastMCP ``Transform`` that shows each request only the tools its filter keeps.
 
     * In a request (any transport), every tool is judged by
@@ -124,12 +116,8 @@ class ToolFilterTransform(Transform):
     """
 
     def __init__(self, tool_filter: Any, *, server_id: str, ctx: CtxFunc | None = None) -> None:
-        self._filter = check_filter(tool_filter)
-        self._server_id = check_server_id(server_id)
-        self._ctx = check_ctx(ctx) or _identity
+        super().__init__(tool_filter, server_id, ctx, _identity)
 
-    def __repr__(self) -> str:
-        return f"ToolFilterTransform({self._filter!r}, server_id={self._server_id!r})"
 
     def _to_tool(self, tool: Any) -> Tool:
         return Tool(

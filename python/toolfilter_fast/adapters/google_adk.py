@@ -21,14 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tool import Tool
-from ._common import (
-    CtxFunc,
-    check_ctx,
-    check_filter,
-    check_server_id,
-    mcp_tool,
-    visible_fail_closed,
-)
+from ._common import BoundFilter, CtxFunc, mcp_tool, visible_fail_closed
 
 __all__ = ["ToolFilterPredicate", "tool_predicate"]
 
@@ -48,28 +41,23 @@ def _base_tool_to_tool(server_id: str, tool: Any) -> Tool:
     return Tool(server_id, tool.name, description if isinstance(description, str) else None)
 
 
-class ToolFilterPredicate:
+class ToolFilterPredicate(BoundFilter):
     """A ``ToolPredicate``: ``(tool: BaseTool, readonly_context=None) -> bool``.
 
     Build it with :func:`tool_predicate`. Returns a real ``bool``; anything that
     raises inside (the ctx function, the conversion, the filter) gives False.
     """
 
-    __slots__ = ("_ctx", "_filter", "_server_id")
+    __slots__ = ()
 
     def __init__(self, tool_filter: Any, *, server_id: str, ctx: CtxFunc | None = None) -> None:
-        self._filter = check_filter(tool_filter)
-        self._server_id = check_server_id(server_id)
-        self._ctx = check_ctx(ctx) or _readonly_context
-
-    def __repr__(self) -> str:
-        return f"ToolFilterPredicate({self._filter!r}, server_id={self._server_id!r})"
+        super().__init__(tool_filter, server_id, ctx, _readonly_context)
 
     def __call__(self, tool: Any, readonly_context: Any = None) -> bool:
         server_id = self._server_id
         return visible_fail_closed(
             self._filter, server_id, tool,
-            lambda base_tool: _base_tool_to_tool(server_id, base_tool),  # type: ignore[arg-type]
+            lambda base_tool: _base_tool_to_tool(server_id, base_tool),
             lambda: self._ctx(readonly_context),
             where="google-adk",
         )

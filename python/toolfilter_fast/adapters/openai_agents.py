@@ -53,7 +53,7 @@ class MCPToolFilter:
         self, tool_filter: Any, *, server_id: str | None = None, ctx: CtxFunc | None = None,
     ) -> None:
         self._filter = check_filter(tool_filter)
-        self._server_id = check_server_id(server_id, optional=True)
+        self._server_id = None if server_id is None else check_server_id(server_id, "str or None")
         self._ctx = check_ctx(ctx) or _run_context_context
 
     def __repr__(self) -> str:
@@ -65,7 +65,8 @@ class MCPToolFilter:
             server_id = getattr(context, "server_name", None)
 
         def to_tool(mcp: Any) -> Tool:
-            return mcp_tool(check_server_id(server_id), mcp)  # type: ignore[arg-type]
+            # A server_name that is no str raises here, inside the guard: hidden.
+            return mcp_tool(check_server_id(server_id), mcp)
 
         return visible_fail_closed(
             self._filter, server_id, tool, to_tool, lambda: self._ctx(context),

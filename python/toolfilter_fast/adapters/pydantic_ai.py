@@ -25,11 +25,9 @@ from typing import Any
 
 from .._tool import Tool
 from ._common import (
+    BoundFilter,
     CtxFunc,
-    check_ctx,
-    check_filter,
     check_max_tools,
-    check_server_id,
     keep_visible,
     mapping_or_none,
     visible_fail_closed,
@@ -56,35 +54,30 @@ def _tool_def_to_tool(server_id: str, tool_def: Any) -> Tool:
     )
 
 
-class FilterFunc:
+class FilterFunc(BoundFilter):
     """A callable ``(ctx: RunContext, tool_def: ToolDefinition) -> bool`` for
     ``toolset.filtered(...)``. Build it with :func:`filter_func`."""
 
-    __slots__ = ("_ctx", "_filter", "_server_id")
+    __slots__ = ()
 
     def __init__(self, tool_filter: Any, *, server_id: str, ctx: CtxFunc | None = None) -> None:
-        self._filter = check_filter(tool_filter)
-        self._server_id = check_server_id(server_id)
-        self._ctx = check_ctx(ctx) or _deps
-
-    def __repr__(self) -> str:
-        return f"FilterFunc({self._filter!r}, server_id={self._server_id!r})"
+        super().__init__(tool_filter, server_id, ctx, _deps)
 
     def __call__(self, run_context: Any, tool_def: Any) -> bool:
         server_id = self._server_id
         return visible_fail_closed(
             self._filter, server_id, tool_def,
-            lambda definition: _tool_def_to_tool(server_id, definition),  # type: ignore[arg-type]
+            lambda definition: _tool_def_to_tool(server_id, definition),
             lambda: self._ctx(run_context),
             where="pydantic-ai",
         )
 
 
-class PrepareFunc:
+class PrepareFunc(BoundFilter):
     """A callable ``(ctx: RunContext, tool_defs: list[ToolDefinition]) -> list[ToolDefinition]``
     for ``toolset.prepared(...)``. Build it with :func:`prepare_func`."""
 
-    __slots__ = ("_ctx", "_filter", "_max_tools", "_server_id")
+    __slots__ = ("_max_tools",)
 
     def __init__(
         self,
@@ -94,9 +87,7 @@ class PrepareFunc:
         ctx: CtxFunc | None = None,
         max_tools: int | None = None,
     ) -> None:
-        self._filter = check_filter(tool_filter)
-        self._server_id = check_server_id(server_id)
-        self._ctx = check_ctx(ctx) or _deps
+        super().__init__(tool_filter, server_id, ctx, _deps)
         self._max_tools = check_max_tools(max_tools)
 
     def __repr__(self) -> str:
@@ -109,7 +100,7 @@ class PrepareFunc:
         server_id = self._server_id
         kept = keep_visible(
             self._filter, server_id, tool_defs,
-            lambda definition: _tool_def_to_tool(server_id, definition),  # type: ignore[arg-type]
+            lambda definition: _tool_def_to_tool(server_id, definition),
             lambda: self._ctx(run_context),
             where="pydantic-ai",
         )
