@@ -118,7 +118,6 @@ class ToolFilterTransform(BoundFilter, Transform):
     def __init__(self, tool_filter: Any, *, server_id: str, ctx: CtxFunc | None = None) -> None:
         super().__init__(tool_filter, server_id, ctx, _identity)
 
-
     def _to_tool(self, tool: Any) -> Tool:
         return Tool(
             self._server_id,
