@@ -1,5 +1,6 @@
 //! Bindings for the tool filter: folds, globs and rule sets.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Mutex;
@@ -354,9 +355,9 @@ impl PyStaticFilter {
         exclude_regex_servers: Vec<Bound<'_, PyAny>>,
         include_open: bool,
     ) -> PyResult<Self> {
-        let strings = |list: &[Bound<'_, PyAny>], what: &str| -> PyResult<Vec<Vec<u8>>> {
-            list.iter().enumerate().map(|(i, p)| Ok(str_bytes(p, &format!("{what}[{i}]"))?.into_owned())).collect()
-        };
+        fn strings<'a>(list: &'a [Bound<'_, PyAny>], what: &str) -> PyResult<Vec<Cow<'a, [u8]>>> {
+            list.iter().enumerate().map(|(i, p)| string_bytes(as_str(p, || format!("{what}[{i}]"))?)).collect()
+        }
         let inner = StaticFilter::compile(
             &strings(&include, "include")?,
             &strings(&exclude, "exclude")?,
