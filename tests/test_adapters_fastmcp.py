@@ -12,7 +12,6 @@ import logging
 import pytest
 
 import toolfilter_fast
-from toolfilter_fast import reference
 
 fastmcp = pytest.importorskip("fastmcp", reason="needs the fastmcp extra")
 
@@ -21,11 +20,6 @@ from fastmcp import Client  # noqa: E402
 from fastmcp.server.transforms import Transform  # noqa: E402
 
 from toolfilter_fast.adapters.fastmcp import FastMCPRequest, ToolFilterTransform  # noqa: E402
-
-
-@pytest.fixture(params=["fast", "reference"])
-def impl(request):
-    return toolfilter_fast if request.param == "fast" else reference
 
 
 def listed(server, **client_kwargs):

@@ -16,7 +16,6 @@ from types import SimpleNamespace
 import pytest
 
 import toolfilter_fast
-from toolfilter_fast import reference
 
 pytest.importorskip("google.adk", reason="needs the google-adk extra")
 
@@ -34,11 +33,6 @@ from mcp import StdioServerParameters
 from mcp import types as mcp_types
 
 from toolfilter_fast.adapters.google_adk import ToolFilterPredicate, tool_predicate
-
-
-@pytest.fixture(params=["fast", "reference"])
-def impl(request):
-    return toolfilter_fast if request.param == "fast" else reference
 
 
 def adk_mcp_tool(name, **fields):

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import pytest
 
 import toolfilter_fast
-from toolfilter_fast import reference
 
 agents = pytest.importorskip("agents", reason="needs the openai-agents extra")
 mcp_types = pytest.importorskip("mcp.types", reason="needs the openai-agents extra")
@@ -47,11 +46,6 @@ def filter_context(user=None, server_name="github"):
 
 def mcp_tool(name, **fields):
     return mcp_types.Tool(name=name, input_schema={"type": "object"}, **fields)
-
-
-@pytest.fixture(params=["fast", "reference"])
-def impl(request):
-    return toolfilter_fast if request.param == "fast" else reference
 
 
 def test_patterns_see_server_name_and_tool_name(impl):

@@ -16,7 +16,6 @@ from types import SimpleNamespace
 import pytest
 
 import toolfilter_fast
-from toolfilter_fast import reference
 
 pydantic_ai = pytest.importorskip("pydantic_ai", reason="needs the pydantic-ai extra")
 
@@ -43,11 +42,6 @@ class User:
 
 def is_admin(tool, user):
     return user is not None and user.admin
-
-
-@pytest.fixture(params=["fast", "reference"])
-def impl(request):
-    return toolfilter_fast if request.param == "fast" else reference
 
 
 def demo_toolset(ran):
