@@ -391,6 +391,12 @@ impl PyStaticFilter {
         Ok(with_flag_scratch(|scratch| self.inner.flags(&server, &tool, scratch)))
     }
 
+    /// The static decision for one tool: 0 hidden, 1 visible, 2 a regex must decide.
+    fn outcome(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<u8> {
+        let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
+        Ok(with_flag_scratch(|scratch| self.inner.outcome(self.inner.flags(&server, &tool, scratch))) as u8)
+    }
+
     /// A batch over a list of tools (objects with `server_id` and `name`).
     #[pyo3(signature = (tools, mode, judge=None, recheck=false, threads=None))]
     fn select_tools<'py>(
