@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from .._tool import Tool
+from .._tool import Tool, as_mapping
 
 __all__ = [
     "BoundFilter",
@@ -99,38 +99,13 @@ class BoundFilter:
         return f"{type(self).__name__}({self._filter!r}, server_id={self._server_id!r})"
 
 
-def mapping_or_none(value: Any, what: str) -> Mapping[str, Any] | None:
-    """A tool's annotations (or schema) as a mapping with the wire's camelCase keys.
-
-    Pydantic models (``mcp.types.ToolAnnotations`` of either SDK generation) are
-    dumped ``by_alias``, so a function pattern reads ``destructiveHint`` whatever
-    SDK the framework runs on.
-    """
-    if value is None or isinstance(value, Mapping):
-        return value
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        dumped = dump(by_alias=True, exclude_none=True)
-        if isinstance(dumped, Mapping):
-            return dumped
-    raise TypeError(f"{what} must be a mapping or a pydantic model, not {type(value).__name__}")
+#: A tool's annotations (or schema) as a mapping with camelCase keys.
+mapping_or_none = as_mapping
 
 
 def mcp_tool(server_id: str, tool: Any) -> Tool:
-    """A :class:`Tool` from an MCP tool definition: a mapping, or an ``mcp.types.Tool``
-    of either SDK generation (``input_schema`` in 2.x, ``inputSchema`` in 1.x)."""
-    if isinstance(tool, Mapping):
-        return Tool.from_mcp(server_id, tool)
-    schema = getattr(tool, "input_schema", None)
-    if schema is None:
-        schema = getattr(tool, "inputSchema", None)
-    return Tool(
-        server_id,
-        tool.name,
-        getattr(tool, "description", None),
-        mapping_or_none(schema, "inputSchema"),
-        mapping_or_none(getattr(tool, "annotations", None), "annotations"),
-    )
+    """A :class:`Tool` from an MCP tool definition of either SDK generation."""
+    return Tool.from_mcp(server_id, tool)
 
 
 def tool_label(tool: Any) -> str:
