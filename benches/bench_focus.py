@@ -16,6 +16,7 @@ import statistics
 import time
 
 import pytest
+
 import toolfilter_fast
 from toolfilter_fast import reference
 
@@ -25,7 +26,7 @@ VERBS = ["click", "type", "select", "toggle", "scroll", "focus", "submit", "clea
 
 
 @functools.cache
-def catalog() -> list[dict]:
+def focus_catalog() -> list[dict]:
     """20 sessions x 625 widgets x 8 actions (every name distinct), shuffled, one
     in a hundred replaced by a global. The dicts are built in list order, as a
     UI deriving its tools would build them."""
@@ -53,7 +54,7 @@ FILTERS = {
 
 def run_filter(impl, case):
     module = IMPLS[impl]
-    return module.FocusLens.filter(catalog(), registry=module.ToolRegistry(), **FILTERS[case])
+    return module.FocusLens.filter(focus_catalog(), registry=module.ToolRegistry(), **FILTERS[case])
 
 
 @functools.cache
@@ -80,7 +81,7 @@ QUERIES = {"selective": "WIDGET 42 ", "session_wide": "", "no_hit": "zzz"}
 @functools.cache
 def discover_spec(impl):
     module = IMPLS[impl]
-    return module.FocusLens.discover_tools_spec(module.ToolRegistry(catalog()), "sess3")
+    return module.FocusLens.discover_tools_spec(module.ToolRegistry(focus_catalog()), "sess3")
 
 
 def run_discover(impl, query):

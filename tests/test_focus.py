@@ -10,11 +10,13 @@ from types import MappingProxyType, SimpleNamespace
 from typing import ClassVar
 
 import pytest
-import toolfilter_fast
-from conftest import EQUIVALENCE_EXAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import toolfilter_fast
 from toolfilter_fast import reference
+
+from examples_budget import EQUIVALENCE_EXAMPLES
 
 META = "s.discover_tools"
 
