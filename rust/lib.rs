@@ -10,6 +10,7 @@
 
 pub mod fold;
 pub mod glob;
+pub mod groups;
 pub mod rules;
 pub mod wtf8;
 
