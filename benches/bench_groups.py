@@ -91,10 +91,18 @@ def make_message(rng: random.Random, size: int, groups: list[ToolFilterGroup]) -
     return " ".join(words)[:size]
 
 
+CASES = {
+    "standard": (100_000, 200, 2_048),
+    "large": (200_000, 500, 65_536),
+    # Group-count scaling: the standard catalog and message under 10 and 2,000 groups.
+    "groups_10": (100_000, 10, 2_048),
+    "groups_2000": (100_000, 2_000, 2_048),
+}
+
+
 @functools.cache
 def workload(case: str, small: bool) -> Workload:
-    count, group_count, message_size = {"standard": (100_000, 200, 2_048),
-                                        "large": (200_000, 500, 65_536)}[case]
+    count, group_count, message_size = CASES[case]
     if small:
         count = 2_000
     rng = random.Random(7)
@@ -167,6 +175,21 @@ def test_visible_names(benchmark, case, impl):
         assert benchmark.extra_info["correct"]
 
 
+@pytest.mark.parametrize("case", ["groups_10", "standard", "groups_2000"])
+def test_group_count_scaling(benchmark, case):
+    """The fast path alone: the time per name should not grow with the group count."""
+    small = benchmark.disabled
+    work = workload(case, small)
+    run = runner("fast", work)
+    benchmark.group = "groups visible_names: 100k names, 10 / 200 / 2000 groups"
+    out = benchmark.pedantic(run, args=(work.names, work.message, work.mcp), rounds=5,
+                             iterations=1)
+    benchmark.extra_info["correct"] = out == expected(case, small) if small else None
+    benchmark.extra_info["live_groups"] = len(GroupFilter(work.groups).active_groups(work.message))
+    if small:
+        assert benchmark.extra_info["correct"]
+
+
 @pytest.mark.parametrize("impl", ["fast", "reference"])
 def test_compile_and_preactivate(benchmark, impl):
     """Compiling 500 groups and pre-activating the large catalog (deferred loading)."""
@@ -181,28 +204,43 @@ def test_compile_and_preactivate(benchmark, impl):
     assert benchmark.extra_info["correct"]
 
 
-def report() -> None:
+def median_time(run, work: Workload, rounds: int) -> tuple[float, list[str]]:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        out = run(work.names, work.message, work.mcp)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), out
+
+
+def report(cases: list[str]) -> None:
     """Times each implementation on each workload (median of a few rounds) and prints
-    the table with ratios against the fast path."""
+    the table with ratios against the fast path, then the group-count scaling."""
     print("| workload | implementation | median | vs fast | correct |")
     print("| --- | --- | --- | --- | --- |")
-    for case in ("standard", "large"):
+    for case in cases:
         work = workload(case, False)
         want = expected(case, False)
         medians = {}
         for impl in IMPLS:
-            run = runner(impl, work)
-            times = []
-            for _ in range(1 if impl == "reference" else 5):
-                start = time.perf_counter()
-                out = run(work.names, work.message, work.mcp)
-                times.append(time.perf_counter() - start)
-            medians[impl] = statistics.median(times)
+            medians[impl], out = median_time(
+                runner(impl, work), work, 1 if impl == "reference" else 5,
+            )
             correct = "n/a" if impl == "floor" else str(out == want)
             ratio = medians[impl] / medians["fast"]
             print(f"| {case} | {impl} | {medians[impl] * 1e3:.1f} ms | {ratio:.1f}x | {correct} |")
             sys.stdout.flush()
+    print()
+    print("| groups (100k names, 2 KB message) | live | fast median |")
+    print("| --- | --- | --- |")
+    for case in ("groups_10", "standard", "groups_2000"):
+        work = workload(case, False)
+        live = len(GroupFilter(work.groups).active_groups(work.message))
+        median, _ = median_time(runner("fast", work), work, 5)
+        print(f"| {len(work.groups)} | {live} | {median * 1e3:.1f} ms |")
 
 
 if __name__ == "__main__":
-    report()
+    # python benches/bench_groups.py [standard] [large]: the large case's reference
+    # takes minutes.
+    report(sys.argv[1:] or ["standard", "large"])

@@ -8,10 +8,10 @@
 //! matches it.
 //!
 //! Both halves are compiled once so that a turn costs one pass over the message
-//! and, per name, a handful of hash probes however many groups there are:
-//! keywords go into one Aho-Corasick automaton, and the distinct patterns into a
-//! [`PatternIndex`] keyed by their literal parts. An activation is then a bitmap
-//! over the distinct patterns.
+//! and, per name, a walk along its bytes however many groups there are:
+//! keywords go into one Aho-Corasick automaton, and the distinct patterns into
+//! byte tries of their literal parts (`PatternIndex`). An activation is then a
+//! bitmap over the distinct patterns.
 
 use std::collections::HashMap;
 
@@ -231,7 +231,8 @@ impl<S> Default for Forward<S> {
 /// prefixes, and the prefixes of `prefix*suffix` patterns (each with a trie of
 /// its suffixes); the backward trie holds the suffixes of `*suffix` patterns.
 /// A name is matched by one walk of each, plus a walk of a suffix trie for
-/// each `prefix*suffix` prefix it starts with.
+/// each `prefix*suffix` prefix it starts with (one per prefix length on its
+/// path: a config has to nest many such prefixes to make that add up).
 #[derive(Clone, Debug)]
 struct PatternIndex {
     count: usize,
@@ -623,6 +624,46 @@ mod tests {
         ]);
         assert!(set.activate(b"a pull request").admits(b"gh__x"));
         assert!(!set.activate(b"nothing").admits(b"gh__x"));
+    }
+
+    #[test]
+    fn nested_prefixes_only_live_ones_count() {
+        let set = GroupSet::compile(&[
+            group(Dynamic, &["gith*x"], &["one"]),
+            group(Dynamic, &["g*", "git*"], &["two"]),
+            group(Dynamic, &["*b", "*ub", "github__*b"], &["three"]),
+        ]);
+        let one = set.activate(b"one");
+        assert!(one.admits(b"githx"));
+        assert!(!one.admits(b"gitx"), "gith*x needs gith before the x");
+        assert!(!one.admits(b"github"), "g* belongs to a group that is not live");
+        let two = set.activate(b"two");
+        assert!(two.admits(b"g"));
+        assert!(two.admits(b"github"));
+        let three = set.activate(b"three");
+        assert!(three.admits(b"github__b"));
+        assert!(three.admits(b"b"));
+        assert!(!three.admits(b"github__x"));
+        let none = set.activate(b"zero");
+        assert!(!none.admits(b"github__b"));
+    }
+
+    #[test]
+    fn prefix_suffix_sharing_a_prefix() {
+        let set = GroupSet::compile(&[group(Always, &["ab*ba", "ab*b", "ab*", "a*a"], &[])]);
+        let pre = set.preactivation();
+        let only = |p: &str| GroupSet::compile(&[group(Always, &[p], &[])]);
+        for name in ["aba", "abba", "ab", "a", "aa", "abb", "abab", "xab"] {
+            let want = ["ab*ba", "ab*b", "ab*", "a*a"]
+                .iter()
+                .any(|p| only(p).preactivation().admits(name.as_bytes()));
+            assert_eq!(pre.admits(name.as_bytes()), want, "{name}");
+            assert_eq!(
+                want,
+                ["ab*ba", "ab*b", "ab*", "a*a"].iter().any(|p| group_glob_match(p.as_bytes(), name.as_bytes())),
+                "{name}"
+            );
+        }
     }
 
     #[test]
