@@ -8,10 +8,13 @@
 //! substring search on the code points, and nothing is ever replaced lossily.
 //! The one binding module, `python`, converts Python objects at the edge.
 
+pub mod filter;
 pub mod fold;
 pub mod glob;
 pub mod groups;
+pub mod index;
 pub mod rules;
+pub mod trie;
 pub mod wtf8;
 
 #[cfg(feature = "python")]

@@ -5,8 +5,14 @@
 //! as two segments, never as a joined string, so server `a_b` + tool `c` and
 //! server `a` + tool `b_c` cannot be confused.
 
+use std::borrow::Cow;
+use std::ops::ControlFlow;
+
+use rustc_hash::FxHashMap;
+
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
+use crate::index::{Scratch as IndexScratch, SegmentIndex};
 
 /// Why a string pattern was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,13 +66,6 @@ pub fn check_server_glob(server: &[u8]) -> Result<(), PatternIssue> {
     }
 }
 
-/// A compiled `server/tool` rule.
-#[derive(Clone, Debug)]
-pub struct Rule {
-    pub server: SegmentGlob,
-    pub tool: SegmentGlob,
-}
-
 /// Holds a folded copy of an input only when folding changes it.
 pub enum Folded<'a> {
     Same(&'a [u8]),
@@ -90,11 +89,56 @@ pub fn fold_for_match(fold: Option<Fold>, input: &[u8]) -> Folded<'_> {
     }
 }
 
-/// An ordered set of rules, matched exactly or under a fold.
+/// Buffers a thread reuses across queries, so matching allocates nothing in
+/// the steady state.
+#[derive(Default)]
+pub struct Scratch {
+    pub(crate) index: IndexScratch,
+    pub(crate) server: Vec<u8>,
+    pub(crate) tool: Vec<u8>,
+    pub(crate) groups: Vec<u32>,
+    pub(crate) key: Vec<u8>,
+}
+
+/// The folded (or raw) form of `input` for a set with `fold`, using `buf`.
+#[inline]
+pub fn fold_with<'a>(fold: Option<Fold>, input: &'a [u8], buf: &'a mut Vec<u8>) -> &'a [u8] {
+    match fold {
+        Some(f) if !f.is_ascii_fixed_point(input) => {
+            f.apply_into(input, buf);
+            buf
+        }
+        _ => input,
+    }
+}
+
+/// An ordered set of `server/tool` rules, matched exactly or under a fold.
+///
+/// Rules whose two segments are both literal (the bulk of real lists) sit in
+/// one hash map keyed by the pair. The others are grouped by their server glob:
+/// one index over the distinct server globs finds the groups that apply to a
+/// server (a literal server is one trie walk), and each group holds an index
+/// over its rules' tool globs. A batch resolves the groups once per distinct
+/// server.
 #[derive(Clone, Debug)]
 pub struct RuleSet {
-    rules: Vec<Rule>,
+    /// `server ++ [PAIR_SEPARATOR] ++ tool` to the first rule with that pair.
+    exact: FxHashMap<Box<[u8]>, u32>,
+    servers: SegmentIndex,
+    groups: Vec<SegmentIndex>,
+    len: usize,
     fold: Option<Fold>,
+}
+
+/// 0xFF never occurs in generalized UTF-8, so joining a pair with it is injective.
+const PAIR_SEPARATOR: u8 = 0xFF;
+
+fn pair_key<'a>(server: &[u8], tool: &[u8], buf: &'a mut Vec<u8>) -> &'a [u8] {
+    buf.clear();
+    buf.extend_from_slice(server);
+    buf.push(PAIR_SEPARATOR);
+    buf.extend_from_slice(tool);
+    buf
 }
 
 impl RuleSet {
@@ -103,35 +147,110 @@ impl RuleSet {
         patterns: &[P],
         fold: Option<Fold>,
     ) -> Result<Self, (usize, PatternIssue)> {
-        let mut rules = Vec::with_capacity(patterns.len());
+        let mut exact: FxHashMap<Box<[u8]>, u32> =
+            FxHashMap::with_capacity_and_hasher(patterns.len(), Default::default());
+        let mut server_slot: FxHashMap<Cow<'_, [u8]>, u32> = FxHashMap::default();
+        let mut server_globs: Vec<Cow<'_, [u8]>> = Vec::new();
+        let mut tool_globs: Vec<Vec<(Cow<'_, [u8]>, u32)>> = Vec::new();
+        let mut buf = Vec::new();
         for (index, pattern) in patterns.iter().enumerate() {
             let (server, tool) = split_pattern(pattern.as_ref()).map_err(|e| (index, e))?;
-            rules.push(Rule { server: compile_segment(server, fold), tool: compile_segment(tool, fold) });
+            let server = fold_pattern(server, fold);
+            let tool = fold_pattern(tool, fold);
+            if !server.contains(&b'*') && !tool.contains(&b'*') {
+                exact.entry(pair_key(&server, &tool, &mut buf).into()).or_insert(index as u32);
+                continue;
+            }
+            let group = match server_slot.get(&server) {
+                Some(&g) => g,
+                None => {
+                    server_globs.push(server.clone());
+                    tool_globs.push(Vec::new());
+                    let g = (server_globs.len() - 1) as u32;
+                    server_slot.insert(server, g);
+                    g
+                }
+            };
+            tool_globs[group as usize].push((tool, index as u32));
         }
-        Ok(RuleSet { rules, fold })
+        let servers =
+            SegmentIndex::build(server_globs.iter().enumerate().map(|(g, s)| (s.as_ref(), g as u32)));
+        let groups = tool_globs
+            .iter()
+            .map(|globs| SegmentIndex::build(globs.iter().map(|(t, id)| (t.as_ref(), *id))))
+            .collect();
+        Ok(RuleSet { exact, servers, groups, len: patterns.len(), fold })
     }
 
     pub fn len(&self) -> usize {
-        self.rules.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
+        self.len == 0
+    }
+
+    pub fn fold(&self) -> Option<Fold> {
+        self.fold
+    }
+
+    /// The groups whose server glob matches `server` (already folded).
+    pub fn server_groups(&self, server: &[u8], scratch: &mut IndexScratch, out: &mut Vec<u32>) {
+        out.clear();
+        let _ = self.servers.for_each_match(server, scratch, &mut |g| {
+            out.push(g);
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// The first rule with exactly this (folded) pair, if any.
+    #[inline]
+    pub fn exact_match(&self, server: &[u8], tool: &[u8], buf: &mut Vec<u8>) -> Option<u32> {
+        if self.exact.is_empty() {
+            return None;
+        }
+        self.exact.get(pair_key(server, tool, buf)).copied()
+    }
+
+    /// Whether a rule of `groups` matches `tool` (already folded).
+    #[inline]
+    pub fn any_in_groups(&self, groups: &[u32], tool: &[u8], scratch: &mut IndexScratch) -> bool {
+        groups.iter().any(|&g| self.groups[g as usize].any_match(tool, scratch))
     }
 
     /// The index of the first rule matching `(server, tool)`, if any.
-    pub fn first_match(&self, server: &[u8], tool: &[u8]) -> Option<usize> {
-        if self.rules.is_empty() {
+    pub fn first_match(&self, server: &[u8], tool: &[u8], scratch: &mut Scratch) -> Option<usize> {
+        if self.len == 0 {
             return None;
         }
-        let server = fold_for_match(self.fold, server);
-        let tool = fold_for_match(self.fold, tool);
-        let (server, tool) = (server.as_bytes(), tool.as_bytes());
-        self.rules.iter().position(|r| r.server.is_match(server) && r.tool.is_match(tool))
+        let Scratch { index, server: sbuf, tool: tbuf, groups, key } = scratch;
+        let server = fold_with(self.fold, server, sbuf);
+        let tool = fold_with(self.fold, tool, tbuf);
+        self.server_groups(server, index, groups);
+        let exact = self.exact_match(server, tool, key);
+        let grouped = groups.iter().filter_map(|&g| self.groups[g as usize].min_match(tool, index)).min();
+        exact.into_iter().chain(grouped).min().map(|i| i as usize)
     }
 
-    pub fn is_match(&self, server: &[u8], tool: &[u8]) -> bool {
-        self.first_match(server, tool).is_some()
+    pub fn is_match(&self, server: &[u8], tool: &[u8], scratch: &mut Scratch) -> bool {
+        if self.len == 0 {
+            return false;
+        }
+        let Scratch { index, server: sbuf, tool: tbuf, groups, key } = scratch;
+        let server = fold_with(self.fold, server, sbuf);
+        let tool = fold_with(self.fold, tool, tbuf);
+        if self.exact_match(server, tool, key).is_some() {
+            return true;
+        }
+        self.server_groups(server, index, groups);
+        self.any_in_groups(groups, tool, index)
+    }
+}
+
+fn fold_pattern(glob: &[u8], fold: Option<Fold>) -> Cow<'_, [u8]> {
+    match fold {
+        Some(f) if !f.is_ascii_fixed_point(glob) => Cow::Owned(f.apply(glob)),
+        _ => Cow::Borrowed(glob),
     }
 }
 
@@ -172,15 +291,19 @@ mod tests {
         colon_in_server: "a:b/x" => Err(PatternIssue::ColonInServer);
     }
 
-    fn set(patterns: &[&str], loose: bool) -> RuleSet {
-        RuleSet::compile(patterns, loose.then_some(Fold::Loose)).unwrap()
+    fn first(patterns: &[&str], loose: bool, server: &str, tool: &str) -> Option<usize> {
+        let set = RuleSet::compile(patterns, loose.then_some(Fold::Loose)).unwrap();
+        let mut scratch = Scratch::default();
+        let got = set.first_match(server.as_bytes(), tool.as_bytes(), &mut scratch);
+        assert_eq!(set.is_match(server.as_bytes(), tool.as_bytes(), &mut scratch), got.is_some());
+        got
     }
 
     macro_rules! matches {
         ($($name:ident: $patterns:expr, loose=$loose:expr, ($server:expr, $tool:expr) => $want:expr;)*) => {$(
             #[test]
             fn $name() {
-                assert_eq!(set(&$patterns, $loose).first_match($server.as_bytes(), $tool.as_bytes()), $want);
+                assert_eq!(first(&$patterns, $loose, $server, $tool), $want);
             }
         )*};
     }
@@ -202,5 +325,8 @@ mod tests {
         kelvin_loose: ["*/k"], loose=true, ("s", "\u{212A}") => Some(0);
         kelvin_exact: ["*/k"], loose=false, ("s", "\u{212A}") => None;
         empty_set: [] as [&str; 0], loose=false, ("s", "t") => None;
+        min_across_groups: ["x/*", "*/a*", "x/ab"], loose=false, ("x", "ab") => Some(0);
+        min_across_groups_later: ["y/*", "*/a*", "x/ab"], loose=false, ("x", "ab") => Some(1);
+        shared_server_glob: ["s/a", "s/b", "s/c"], loose=false, ("s", "c") => Some(2);
     }
 }

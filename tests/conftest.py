@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 import pytest
-import toolfilter_fast
 from hypothesis import HealthCheck, settings
+
+import toolfilter_fast
 from toolfilter_fast import reference
 
 settings.register_profile("dev", max_examples=200, deadline=None)
@@ -14,9 +15,6 @@ settings.register_profile(
     "ci", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
-
-#: Examples for the fast-versus-reference equivalence tests: at least 10,000 in CI.
-EQUIVALENCE_EXAMPLES = 10_000 if settings().max_examples >= 500 else 1_000
 
 
 @pytest.fixture(params=["fast", "reference"])

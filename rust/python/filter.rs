@@ -1,13 +1,41 @@
 //! Bindings for the tool filter: folds, globs and rule sets.
 
-use pyo3::exceptions::PyValueError;
-use pyo3::prelude::*;
-use pyo3::types::PyString;
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Mutex;
 
-use super::{bytes_str, str_bytes};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyList, PyString, PyTuple};
+
+use super::{as_str, bytes_str, str_bytes, string_bytes};
+use crate::filter::{FlagScratch, Outcome, Side, StaticFilter};
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
-use crate::rules::{self, RuleSet};
+use crate::rules::{self, RuleSet, Scratch};
+
+thread_local! {
+    /// Per-thread buffers for scalar queries: no allocation per call.
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    static FLAG_SCRATCH: RefCell<FlagScratch> = RefCell::new(FlagScratch::default());
+}
+
+fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => f(&mut scratch),
+        // Re-entered on this thread (cannot happen today): use fresh buffers.
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+fn with_flag_scratch<T>(f: impl FnOnce(&mut FlagScratch) -> T) -> T {
+    FLAG_SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => f(&mut scratch),
+        Err(_) => f(&mut FlagScratch::default()),
+    })
+}
 
 fn fold_arg(loose: bool) -> Option<Fold> {
     loose.then_some(Fold::Loose)
@@ -59,11 +87,13 @@ impl PyRuleSet {
     }
 
     fn first_match(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-        Ok(self.inner.first_match(&str_bytes(server_id, "server_id")?, &str_bytes(name, "name")?))
+        let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
+        Ok(with_scratch(|scratch| self.inner.first_match(&server, &tool, scratch)))
     }
 
     fn is_match(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.inner.is_match(&str_bytes(server_id, "server_id")?, &str_bytes(name, "name")?))
+        let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
+        Ok(with_scratch(|scratch| self.inner.is_match(&server, &tool, scratch)))
     }
 
     fn __len__(&self) -> usize {
@@ -93,6 +123,361 @@ impl PySegmentGlob {
     }
 }
 
+/// Tools per block: the GIL is taken to read a block's strings, then released
+/// while the block is matched, so a batch holds references for one block only.
+const BLOCK: usize = 1 << 13;
+/// Batches smaller than this are matched on the calling thread alone.
+const PARALLEL_MIN: usize = 1 << 14;
+
+/// What a batch returns.
+#[derive(Clone, Copy)]
+enum Select {
+    /// The kept items themselves.
+    Items,
+    /// One bool per item.
+    Mask,
+    /// The indices of the kept items.
+    Indices,
+}
+
+impl Select {
+    fn parse(mode: &str) -> PyResult<Self> {
+        match mode {
+            "items" => Ok(Select::Items),
+            "mask" => Ok(Select::Mask),
+            "indices" => Ok(Select::Indices),
+            other => Err(PyValueError::new_err(format!(
+                "mode must be 'items', 'mask' or 'indices', not {other:?}"
+            ))),
+        }
+    }
+}
+
+fn threads_for(n: usize, threads: Option<usize>) -> usize {
+    match threads {
+        Some(t) => t.max(1),
+        None if n < PARALLEL_MIN => 1,
+        None => std::thread::available_parallelism().map_or(1, |p| p.get()),
+    }
+}
+
+/// A block of a batch with its strings copied out of Python, so that the GIL
+/// can be released while it is matched: nothing borrowed from a Python object
+/// is touched without the GIL, whatever other threads do to the input.
+#[derive(Default)]
+struct Block {
+    bytes: Vec<u8>,
+    /// Byte ranges of each item's server id and name in `bytes`.
+    spans: Vec<(usize, usize, usize, usize)>,
+}
+
+impl Block {
+    fn copy(&mut self, s: &Bound<'_, PyString>) -> PyResult<(usize, usize)> {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(&string_bytes(s)?);
+        Ok((start, self.bytes.len()))
+    }
+
+    fn pairs(&self) -> Vec<(&[u8], &[u8])> {
+        self.spans.iter().map(|&(a, b, c, d)| (&self.bytes[a..b], &self.bytes[c..d])).collect()
+    }
+}
+
+/// Reads one item of a batch into a block. The server id of the previous item
+/// is reused when it is the same object (a catalog repeats one per server);
+/// `last` keeps that object alive so its address cannot be reused meanwhile.
+struct Reader<'py> {
+    last: Option<(Bound<'py, PyString>, (usize, usize))>,
+}
+
+impl<'py> Reader<'py> {
+    fn push(&mut self, block: &mut Block, server: &Bound<'py, PyString>, name: &Bound<'py, PyString>) -> PyResult<()> {
+        let server_span = match &self.last {
+            Some((obj, span)) if obj.is(server) => *span,
+            _ => {
+                let span = block.copy(server)?;
+                self.last = Some((server.clone(), span));
+                span
+            }
+        };
+        let name_span = block.copy(name)?;
+        block.spans.push((server_span.0, server_span.1, name_span.0, name_span.1));
+        Ok(())
+    }
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+}
+
+/// Item `i` of a list, borrowed: no reference count is touched. Only for
+/// loops that run no Python code between the read and the last use.
+fn list_item<'a, 'py>(list: &'a Bound<'py, PyList>, i: usize) -> PyResult<Borrowed<'a, 'py, PyAny>> {
+    // SAFETY: `i < len` is checked by the C call (NULL + IndexError otherwise);
+    // the list holds the item while no Python code runs.
+    unsafe {
+        let ptr = pyo3::ffi::PyList_GetItem(list.as_ptr(), i as pyo3::ffi::Py_ssize_t);
+        if ptr.is_null() {
+            return Err(PyErr::fetch(list.py()));
+        }
+        Ok(Borrowed::from_ptr(list.py(), ptr))
+    }
+}
+
+/// Matches queued blocks until the queue is closed and empty, storing each
+/// block's outcomes under its number. Touches no Python object.
+fn match_blocks(filter: &StaticFilter, queue: &Mutex<Receiver<(usize, Block)>>, done: &Mutex<Vec<Vec<Outcome>>>) {
+    loop {
+        let next = queue.lock().map(|rx| rx.recv());
+        let Ok(Ok((number, block))) = next else { return };
+        let mut outcomes = Vec::with_capacity(block.spans.len());
+        filter.outcomes_into(&block.pairs(), &mut outcomes);
+        if let Ok(mut done) = done.lock() {
+            done[number] = outcomes;
+        }
+    }
+}
+
+impl PyStaticFilter {
+    /// Decides `n` items in blocks: `read(block, reader, i)` copies item `i`
+    /// with the GIL held.
+    ///
+    /// With one thread, each block is matched right after it is read. With
+    /// more, the calling thread keeps reading (it alone may touch Python) while
+    /// worker threads match the blocks already read; when reading is done it
+    /// releases the GIL and matches alongside them. A bounded queue keeps at
+    /// most a few blocks in flight, so memory stays flat in the batch size.
+    fn decide<'py>(
+        &self,
+        py: Python<'py>,
+        n: usize,
+        threads: Option<usize>,
+        mut read: impl FnMut(&mut Block, &mut Reader<'py>, usize) -> PyResult<()>,
+    ) -> PyResult<Vec<Outcome>> {
+        let threads = threads_for(n, threads);
+        let mut read_block = |start: usize| -> PyResult<Block> {
+            let mut block = Block::default();
+            // Spans point into this block only.
+            let mut reader = Reader { last: None };
+            for i in start..n.min(start + BLOCK) {
+                read(&mut block, &mut reader, i)?;
+            }
+            Ok(block)
+        };
+        let inner = &self.inner;
+        if threads == 1 || n <= BLOCK {
+            let mut out = Vec::with_capacity(n);
+            for start in (0..n).step_by(BLOCK) {
+                let block = read_block(start)?;
+                out.extend(py.detach(|| inner.outcomes(&block.pairs(), threads)));
+            }
+            return Ok(out);
+        }
+        let blocks = n.div_ceil(BLOCK);
+        let (sender, receiver) = sync_channel::<(usize, Block)>(2 * threads);
+        let queue = Mutex::new(receiver);
+        let done = Mutex::new(vec![Vec::new(); blocks]);
+        let read_result = std::thread::scope(|scope| {
+            for _ in 1..threads {
+                scope.spawn(|| match_blocks(inner, &queue, &done));
+            }
+            let mut result = Ok(());
+            for number in 0..blocks {
+                match read_block(number * BLOCK) {
+                    Ok(block) => {
+                        // Wait for room without holding the GIL.
+                        if py.detach(|| sender.send((number, block))).is_err() {
+                            break;
+                        }
+                    }
+                    Err(err) => {
+                        result = Err(err);
+                        break;
+                    }
+                }
+            }
+            drop(sender);
+            py.detach(|| match_blocks(inner, &queue, &done));
+            result
+        });
+        read_result?;
+        let outcomes = done.into_inner().map(|d| d.concat()).unwrap_or_default();
+        if outcomes.len() != n {
+            // Unreachable while matching cannot fail; never answer for a partial batch.
+            return Err(PyValueError::new_err("a matching thread failed; no answer for this batch"));
+        }
+        Ok(outcomes)
+    }
+}
+
+/// Builds a batch's answer; `judge(i)` is called (with the GIL) for every item
+/// the core could not decide, and, with `recheck`, for every visible one too.
+fn answer<'py>(
+    py: Python<'py>,
+    outcomes: &[Outcome],
+    select: Select,
+    items: Option<&Bound<'py, PyList>>,
+    judge: Option<&Bound<'py, PyAny>>,
+    recheck: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for (i, outcome) in outcomes.iter().enumerate() {
+        let keep = match (outcome, judge) {
+            (Outcome::Hidden, _) => false,
+            (Outcome::Visible, Some(j)) if recheck => j.call1((i,))?.is_truthy()?,
+            (Outcome::Visible, _) => true,
+            (Outcome::Undecided, Some(j)) => j.call1((i,))?.is_truthy()?,
+            (Outcome::Undecided, None) => {
+                return Err(PyValueError::new_err("a regex pattern needs a judge for undecided tools"));
+            }
+        };
+        match select {
+            Select::Items if keep => {
+                let list = items.ok_or_else(|| PyValueError::new_err("mode 'items' needs a list"))?;
+                out.append(list.get_item(i)?)?;
+            }
+            Select::Items | Select::Indices if !keep => {}
+            Select::Indices => out.append(i)?,
+            Select::Mask => out.append(PyBool::new(py, keep))?,
+            Select::Items => unreachable!("both keep cases handled above"),
+        }
+    }
+    Ok(out)
+}
+
+/// The static part of a ToolFilter: string patterns of both options and the
+/// server globs of the regex patterns.
+#[pyclass(module = "toolfilter_fast._core", name = "StaticFilter", frozen)]
+struct PyStaticFilter {
+    inner: StaticFilter,
+}
+
+#[pymethods]
+impl PyStaticFilter {
+    /// Raises ValueError((option, index, reason)) for the first refused pattern.
+    #[new]
+    fn new(
+        include: Vec<Bound<'_, PyAny>>,
+        exclude: Vec<Bound<'_, PyAny>>,
+        include_regex_servers: Vec<Bound<'_, PyAny>>,
+        exclude_regex_servers: Vec<Bound<'_, PyAny>>,
+        include_open: bool,
+    ) -> PyResult<Self> {
+        fn strings<'a>(list: &'a [Bound<'_, PyAny>], what: &str) -> PyResult<Vec<Cow<'a, [u8]>>> {
+            list.iter().enumerate().map(|(i, p)| string_bytes(as_str(p, || format!("{what}[{i}]"))?)).collect()
+        }
+        let inner = StaticFilter::compile(
+            &strings(&include, "include")?,
+            &strings(&exclude, "exclude")?,
+            &strings(&include_regex_servers, "include_regex_servers")?,
+            &strings(&exclude_regex_servers, "exclude_regex_servers")?,
+            include_open,
+        )
+        .map_err(|(side, index, issue)| {
+            let option = match side {
+                Side::Include => "include",
+                Side::Exclude => "exclude",
+            };
+            PyValueError::new_err((option, index, issue.message()))
+        })?;
+        Ok(PyStaticFilter { inner })
+    }
+
+    /// Flag bits for one tool: 1 excluded by a string pattern, 2 an exclude
+    /// regex's server glob matches, 4 included by a string pattern, 8 an
+    /// include regex's server glob matches.
+    fn flags(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<u8> {
+        let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
+        Ok(with_flag_scratch(|scratch| self.inner.flags(&server, &tool, scratch)))
+    }
+
+    /// A batch over a list of tools (objects with `server_id` and `name`).
+    #[pyo3(signature = (tools, mode, judge=None, recheck=false, threads=None))]
+    fn select_tools<'py>(
+        &self,
+        py: Python<'py>,
+        tools: &Bound<'py, PyList>,
+        mode: &str,
+        judge: Option<&Bound<'py, PyAny>>,
+        recheck: bool,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let select = Select::parse(mode)?;
+        let server_id = intern!(py, "server_id");
+        let name = intern!(py, "name");
+        let outcomes = self.decide(py, tools.len(), threads, |block, reader, i| {
+            // An owned reference: reading attributes may run Python code.
+            let tool = tools.get_item(i)?;
+            let field = |attr: &Bound<'py, PyString>, what: &str| -> PyResult<Bound<'py, PyString>> {
+                let value = tool.getattr(attr).map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "tools[{i}] is not a tool (an object with server_id and name): {}",
+                        type_name(&tool)
+                    ))
+                })?;
+                Ok(as_str(&value, || format!("tools[{i}].{what}"))?.clone())
+            };
+            let (s, t) = (field(server_id, "server_id")?, field(name, "name")?);
+            reader.push(block, &s, &t)
+        })?;
+        answer(py, &outcomes, select, Some(tools), judge, recheck)
+    }
+
+    /// A batch over a list of `(server_id, name)` tuples.
+    #[pyo3(signature = (pairs, mode, judge=None, threads=None))]
+    fn select_pairs<'py>(
+        &self,
+        py: Python<'py>,
+        pairs: &Bound<'py, PyList>,
+        mode: &str,
+        judge: Option<&Bound<'py, PyAny>>,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let select = Select::parse(mode)?;
+        let outcomes = self.decide(py, pairs.len(), threads, |block, reader, i| {
+            let item = list_item(pairs, i)?;
+            let pair = item
+                .cast::<PyTuple>()
+                .ok()
+                .filter(|t| t.len() == 2)
+                .ok_or_else(|| PyTypeError::new_err(format!("pairs[{i}] must be a (server_id, name) tuple")))?;
+            let (s, t) = (pair.get_item(0)?, pair.get_item(1)?);
+            let s = as_str(&s, || format!("pairs[{i}][0]"))?;
+            let t = as_str(&t, || format!("pairs[{i}][1]"))?;
+            reader.push(block, s, t)
+        })?;
+        answer(py, &outcomes, select, Some(pairs), judge, false)
+    }
+
+    /// A batch over two parallel lists of strings.
+    #[pyo3(signature = (server_ids, names, mode, judge=None, threads=None))]
+    fn select_columns<'py>(
+        &self,
+        py: Python<'py>,
+        server_ids: &Bound<'py, PyList>,
+        names: &Bound<'py, PyList>,
+        mode: &str,
+        judge: Option<&Bound<'py, PyAny>>,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let select = Select::parse(mode)?;
+        if server_ids.len() != names.len() {
+            return Err(PyValueError::new_err(format!(
+                "server_ids and names differ in length ({} and {})",
+                server_ids.len(),
+                names.len()
+            )));
+        }
+        let outcomes = self.decide(py, names.len(), threads, |block, reader, i| {
+            let (s, t) = (list_item(server_ids, i)?, list_item(names, i)?);
+            let s = as_str(&s, || format!("server_ids[{i}]"))?;
+            let t = as_str(&t, || format!("names[{i}]"))?;
+            reader.push(block, s, t)
+        })?;
+        answer(py, &outcomes, select, None, judge, false)
+    }
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fold_loose, m)?)?;
     m.add_function(wrap_pyfunction!(fold_lower, m)?)?;
@@ -100,5 +485,6 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(server_glob_problem, m)?)?;
     m.add_class::<PyRuleSet>()?;
     m.add_class::<PySegmentGlob>()?;
+    m.add_class::<PyStaticFilter>()?;
     Ok(())
 }

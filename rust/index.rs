@@ -1,0 +1,311 @@
+//! Pattern indexes whose cost per query is flat in the number of patterns.
+//!
+//! In the manner of ripgrep's globset, every glob is classified by its literal
+//! anchors and filed where one lookup finds it:
+//!
+//! * `*` (matches everything) in a plain list, checked first;
+//! * literals and globs with a literal prefix in a byte trie of those keys, so
+//!   one walk over the start of the string finds them all;
+//! * globs with no prefix but a literal suffix in a trie of reversed suffixes,
+//!   walked from the end;
+//! * globs with neither (`*infix*`, `*a*b*`) under their longest middle
+//!   literal, found for all of them at once by one Aho-Corasick scan.
+//!
+//! A hit on a key is the whole test for `prefix*`, `*suffix` and `*infix*`;
+//! anything with more structure is verified against its full `SegmentGlob`
+//! (linear) only after its key hit. No glob sits in a list that every query
+//! walks, except the `*` globs, which answer at once.
+
+use std::borrow::Cow;
+use std::ops::ControlFlow;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use rustc_hash::FxHashMap;
+
+use crate::glob::{GlobParts, SegmentGlob};
+use crate::trie::ByteTrie;
+
+/// A glob found through a key; `verify` holds the full glob when the key alone
+/// does not decide.
+#[derive(Clone, Debug)]
+struct Candidate {
+    id: u32,
+    verify: Option<SegmentGlob>,
+}
+
+impl Candidate {
+    #[inline]
+    fn accepts(&self, s: &[u8]) -> bool {
+        self.verify.as_ref().is_none_or(|g| g.is_match(s))
+    }
+}
+
+/// What a trie node holds for one glob.
+#[derive(Clone, Debug)]
+enum Entry {
+    /// A literal glob: matches only when its key is the whole string.
+    Exact(u32),
+    /// A glob anchored by this key (a prefix, or a suffix in the reversed trie).
+    Anchored(Candidate),
+}
+
+/// Visits the entries of a trie walk that match `s`.
+#[inline]
+fn visit_entries<F>(entries: &[Entry], whole: bool, s: &[u8], f: &mut F) -> ControlFlow<()>
+where
+    F: FnMut(u32) -> ControlFlow<()>,
+{
+    for entry in entries {
+        match entry {
+            Entry::Exact(id) if whole => f(*id)?,
+            Entry::Exact(_) => {}
+            Entry::Anchored(c) if c.accepts(s) => f(c.id)?,
+            Entry::Anchored(_) => {}
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// Globs without a prefix or suffix, found by one scan for all their infixes.
+#[derive(Clone, Debug)]
+struct InfixSet {
+    automaton: AhoCorasick,
+    candidates: Vec<Vec<Candidate>>,
+}
+
+impl InfixSet {
+    fn build(entries: Vec<(Vec<u8>, Candidate)>) -> Option<Self> {
+        if entries.is_empty() {
+            return None;
+        }
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        let mut slot: FxHashMap<Vec<u8>, usize> = FxHashMap::default();
+        let mut candidates: Vec<Vec<Candidate>> = Vec::new();
+        for (key, candidate) in entries {
+            let at = *slot.entry(key.clone()).or_insert_with(|| {
+                keys.push(key);
+                candidates.push(Vec::new());
+                candidates.len() - 1
+            });
+            candidates[at].push(candidate);
+        }
+        let automaton = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::Standard)
+            .build(&keys)
+            .expect("infix literals are plain bytes and always build");
+        Some(InfixSet { automaton, candidates })
+    }
+
+    #[inline]
+    fn for_each<F>(&self, s: &[u8], seen: &mut Vec<bool>, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        // A key may occur many times; its candidates are tried once. `seen` is
+        // sized on the first hit only: most strings hit no infix at all.
+        let mut sized = false;
+        for m in self.automaton.find_overlapping_iter(s) {
+            if !sized {
+                seen.clear();
+                seen.resize(self.candidates.len(), false);
+                sized = true;
+            }
+            let key = m.pattern().as_usize();
+            if std::mem::replace(&mut seen[key], true) {
+                continue;
+            }
+            for c in &self.candidates[key] {
+                if c.accepts(s) {
+                    f(c.id)?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// A set of segment globs, each with an id, answering "which match `s`".
+#[derive(Clone, Debug, Default)]
+pub struct SegmentIndex {
+    any: Vec<u32>,
+    /// Literals and prefix-anchored globs, walked forwards.
+    forward: ByteTrie<Entry>,
+    /// Suffix-anchored globs (no prefix), keys reversed, walked backwards.
+    backward: ByteTrie<Entry>,
+    infix: Option<InfixSet>,
+}
+
+/// Reusable per-thread buffers for queries.
+#[derive(Default)]
+pub struct Scratch {
+    seen: Vec<bool>,
+}
+
+impl SegmentIndex {
+    pub fn build<'a, I>(globs: I) -> Self
+    where
+        I: IntoIterator<Item = (&'a [u8], u32)>,
+    {
+        let mut index = SegmentIndex::default();
+        let (mut forward, mut backward, mut infixes) = (Vec::new(), Vec::new(), Vec::new());
+        for (pattern, id) in globs {
+            let parts = GlobParts::split(pattern);
+            if !parts.has_star {
+                forward.push((Cow::Borrowed(pattern), Entry::Exact(id)));
+                continue;
+            }
+            let simple = parts.middles.is_empty();
+            let candidate = |needs_verify: bool| Candidate {
+                id,
+                verify: needs_verify.then(|| SegmentGlob::new(pattern)),
+            };
+            // Key a glob by its longest literal, the most selective one; only
+            // a hit on that key leads to the (linear) verification.
+            let longest_middle = parts.middles.iter().copied().max_by_key(|m| m.len()).unwrap_or_default();
+            let key_len = parts.prefix.len().max(parts.suffix.len()).max(longest_middle.len());
+            if key_len == 0 {
+                index.any.push(id);
+            } else if parts.prefix.len() == key_len {
+                let c = candidate(!(simple && parts.suffix.is_empty()));
+                forward.push((Cow::Borrowed(parts.prefix), Entry::Anchored(c)));
+            } else if parts.suffix.len() == key_len {
+                let reversed: Vec<u8> = parts.suffix.iter().rev().copied().collect();
+                backward.push((reversed, Entry::Anchored(candidate(!(simple && parts.prefix.is_empty())))));
+            } else {
+                let only_infix = parts.prefix.is_empty() && parts.suffix.is_empty() && parts.middles.len() == 1;
+                infixes.push((longest_middle.to_vec(), candidate(!only_infix)));
+            }
+        }
+        index.forward = ByteTrie::build(forward);
+        index.backward = ByteTrie::build(backward);
+        index.infix = InfixSet::build(infixes);
+        index
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.any.is_empty() && self.forward.is_empty() && self.backward.is_empty() && self.infix.is_none()
+    }
+
+    /// Calls `f` with the id of every glob that matches `s` (an id may repeat
+    /// only if it was inserted twice); stops when `f` breaks.
+    #[inline]
+    pub fn for_each_match<F>(&self, s: &[u8], scratch: &mut Scratch, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        for &id in &self.any {
+            f(id)?;
+        }
+        self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, f))?;
+        self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, f))?;
+        if let Some(infix) = &self.infix {
+            infix.for_each(s, &mut scratch.seen, f)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Whether any glob matches `s`.
+    pub fn any_match(&self, s: &[u8], scratch: &mut Scratch) -> bool {
+        self.for_each_match(s, scratch, &mut |_| ControlFlow::Break(())).is_break()
+    }
+
+    /// The smallest id of a matching glob.
+    pub fn min_match(&self, s: &[u8], scratch: &mut Scratch) -> Option<u32> {
+        let mut best: Option<u32> = None;
+        let _ = self.for_each_match(s, scratch, &mut |id| {
+            best = Some(best.map_or(id, |b| b.min(id)));
+            ControlFlow::Continue(())
+        });
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(globs: &[&str]) -> SegmentIndex {
+        SegmentIndex::build(globs.iter().enumerate().map(|(i, g)| (g.as_bytes(), i as u32)))
+    }
+
+    fn all_matches(globs: &[&str], s: &str) -> Vec<u32> {
+        let mut got = Vec::new();
+        let _ = index(globs).for_each_match(s.as_bytes(), &mut Scratch::default(), &mut |id| {
+            got.push(id);
+            ControlFlow::Continue(())
+        });
+        got.sort_unstable();
+        got
+    }
+
+    fn naive(globs: &[&str], s: &str) -> Vec<u32> {
+        (0..globs.len() as u32)
+            .filter(|&i| SegmentGlob::new(globs[i as usize].as_bytes()).is_match(s.as_bytes()))
+            .collect()
+    }
+
+    macro_rules! index_cases {
+        ($($name:ident: $globs:expr, $input:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let want: &[u32] = &$want;
+                assert_eq!(all_matches(&$globs, $input), want.to_vec());
+                assert_eq!(all_matches(&$globs, $input), naive(&$globs, $input));
+            }
+        )*};
+    }
+
+    index_cases! {
+        literal_hit: ["create_issue", "x"], "create_issue" => [0];
+        literal_miss: ["create_issue"], "create_issues" => [];
+        any_always: ["*", "a"], "zzz" => [0];
+        prefix_lengths: ["c*", "cr*", "create_*", "d*"], "create_issue" => [0, 1, 2];
+        prefix_too_long: ["create_issue_*"], "create_issue" => [];
+        suffix: ["*_issue", "*e", "*x"], "create_issue" => [0, 1];
+        prefix_suffix_verified: ["ab*ba"], "aba" => [];
+        prefix_suffix_hit: ["ab*ba"], "abba" => [0];
+        general_by_prefix: ["a*b*c"], "aXbYc" => [0];
+        general_by_prefix_miss: ["a*b*c"], "aXcYb" => [];
+        general_by_suffix: ["*b*c"], "abc" => [0];
+        infix: ["*pull*", "*push*"], "list_pull_requests" => [0];
+        infix_general: ["*a*b*", "*b*a*"], "xaxbx" => [0];
+        infix_repeated_key: ["*aa*"], "aaaaaa" => [0];
+        shared_keys: ["a*", "a*", "a*z"], "abz" => [0, 1, 2];
+        mixed: ["*", "gh*", "*_v2", "*pr*", "list_prs_v2"], "list_prs_v2" => [0, 2, 3, 4];
+        empty_string: ["", "*", "a*"], "" => [0, 1];
+    }
+
+    /// Random globs and strings over a tiny alphabet, so that keys collide and
+    /// every strategy is exercised: the index must agree with matching each
+    /// glob on its own.
+    #[test]
+    fn random_sets_agree_with_naive_matching() {
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let alphabet = [b'a', b'b', b'*', b'_'];
+        for _ in 0..3_000 {
+            let globs: Vec<String> = (0..next(8))
+                .map(|_| (0..next(6)).map(|_| alphabet[next(4) as usize] as char).collect())
+                .collect();
+            let glob_refs: Vec<&str> = globs.iter().map(String::as_str).collect();
+            for _ in 0..8 {
+                let s: String = (0..next(7)).map(|_| alphabet[[0, 1, 3][next(3) as usize]] as char).collect();
+                assert_eq!(all_matches(&glob_refs, &s), naive(&glob_refs, &s), "{glob_refs:?} on {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn min_and_any() {
+        let idx = index(&["z*", "*x", "abx"]);
+        let mut scratch = Scratch::default();
+        assert_eq!(idx.min_match(b"abx", &mut scratch), Some(1));
+        assert!(idx.any_match(b"zz", &mut scratch));
+        assert!(!idx.any_match(b"q", &mut scratch));
+    }
+}
