@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 
 import pytest
+
 from toolfilter_fast import GroupFilter, ToolFilterGroup, reference
 
 SERVERS = ["github", "fs", "slack", "browser", "jira", "notion", "Linear", "gdrive", "pg",

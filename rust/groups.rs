@@ -10,15 +10,17 @@
 //! Both halves are compiled once so that a turn costs one pass over the message
 //! and, per name, a walk along its bytes however many groups there are:
 //! keywords go into one Aho-Corasick automaton, and the distinct patterns into
-//! byte tries of their literal parts (`PatternIndex`). An activation is then a
-//! bitmap over the distinct patterns.
+//! byte tries of their literal parts ([`crate::trie::ByteTrie`]). An activation
+//! is then a bitmap over the distinct patterns.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 use aho_corasick::AhoCorasick;
 use memchr::memmem;
 
 use crate::fold::Fold;
+use crate::trie::ByteTrie;
 
 /// A group's activation mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,165 +90,49 @@ pub fn group_glob_match(pattern: &[u8], name: &[u8]) -> bool {
     GroupGlob::parse(pattern).is_match(name)
 }
 
-const NONE: u32 = u32::MAX;
-
-/// A byte trie over literals, built once and then only walked.
-///
-/// A name is matched against all the literals of a kind (prefixes, or
-/// suffixes read backwards) by one walk from the root along its bytes, which
-/// stops at the first byte no literal continues with. Every literal that the
-/// name starts with lies on that path, so the work per name is bounded by the
-/// longest literal it shares a beginning with, whatever the number of groups.
-/// Edges are kept sparse (node to a slice of edge bytes) because a trie of
-/// tool names is mostly chains.
-#[derive(Clone, Debug)]
-struct Trie<V> {
-    nodes: Vec<TrieNode>,
-    edge_bytes: Vec<u8>,
-    edge_targets: Vec<u32>,
-    /// The values of the nodes that hold one, in node order.
-    values: Vec<V>,
-}
-
-/// One node, small so that a walk touches one cache line per step: its edges
-/// are `edge_bytes[start..end]`, and `value` indexes `values` (or is NONE).
+/// What a forward-trie key (read from the start of a name) stands for.
 #[derive(Clone, Copy, Debug)]
-struct TrieNode {
-    start: u32,
-    end: u32,
-    value: u32,
+enum Head {
+    /// The pattern is exactly the key: matches only when the walk ends there.
+    Exact(u32),
+    /// `key*`.
+    Prefix(u32),
+    /// `key*suffix` for every suffix in `PatternIndex::suffix_tries[trie]`;
+    /// `len` is the key's length, which the suffix must leave alone.
+    Suffixes { len: usize, trie: usize },
 }
 
-/// A trie while literals are being added.
-#[derive(Clone, Debug)]
-struct TrieBuilder<V> {
-    children: Vec<Vec<(u8, u32)>>,
-    values: Vec<Option<V>>,
-}
-
-impl<V> Default for TrieBuilder<V> {
-    fn default() -> Self {
-        TrieBuilder { children: vec![Vec::new()], values: vec![None] }
-    }
-}
-
-impl<V> TrieBuilder<V> {
-    /// The slot of the node that `bytes` lead to, created as needed.
-    fn slot(&mut self, bytes: impl Iterator<Item = u8>) -> &mut Option<V> {
-        let mut node = 0;
-        for b in bytes {
-            node = match self.children[node].iter().find(|&&(c, _)| c == b) {
-                Some(&(_, next)) => next as usize,
-                None => {
-                    let next = self.values.len();
-                    self.children.push(Vec::new());
-                    self.values.push(None);
-                    self.children[node].push((b, next as u32));
-                    next
-                }
-            };
-        }
-        &mut self.values[node]
-    }
-
-    fn build<W>(self, mut convert: impl FnMut(V) -> W) -> Trie<W> {
-        let mut trie = Trie {
-            nodes: Vec::with_capacity(self.children.len()),
-            edge_bytes: Vec::new(),
-            edge_targets: Vec::new(),
-            values: Vec::new(),
-        };
-        for (mut edges, value) in self.children.into_iter().zip(self.values) {
-            edges.sort_unstable();
-            let start = trie.edge_bytes.len() as u32;
-            trie.edge_bytes.extend(edges.iter().map(|&(b, _)| b));
-            trie.edge_targets.extend(edges.iter().map(|&(_, t)| t));
-            let value = match value {
-                Some(v) => {
-                    trie.values.push(convert(v));
-                    (trie.values.len() - 1) as u32
-                }
-                None => NONE,
-            };
-            trie.nodes.push(TrieNode { start, end: trie.edge_bytes.len() as u32, value });
-        }
-        trie
-    }
-}
-
-impl<V> Trie<V> {
-    #[inline]
-    fn child(&self, node: &TrieNode, b: u8) -> Option<&TrieNode> {
-        let (start, end) = (node.start as usize, node.end as usize);
-        let bytes = &self.edge_bytes[start..end];
-        let at = if bytes.len() > 16 {
-            memchr::memchr(b, bytes)
-        } else {
-            bytes.iter().position(|&c| c == b)
-        };
-        at.map(|i| &self.nodes[self.edge_targets[start + i] as usize])
-    }
-
-    /// Walks `bytes` from the root and calls `visit(depth, value)` at every
-    /// node on the way that holds a value (the root too, at depth 0), until
-    /// `visit` returns true; returns whether it did.
-    #[inline]
-    fn walk(&self, bytes: impl Iterator<Item = u8>, mut visit: impl FnMut(usize, &V) -> bool) -> bool {
-        let mut node = &self.nodes[0];
-        let mut depth = 0;
-        let mut bytes = bytes;
-        loop {
-            if node.value != NONE && visit(depth, &self.values[node.value as usize]) {
-                return true;
-            }
-            let Some(b) = bytes.next() else { return false };
-            match self.child(node, b) {
-                Some(next) => node = next,
-                None => return false,
-            }
-            depth += 1;
-        }
-    }
-}
-
-/// What ends at a node of the forward trie: pattern ids (or NONE) for the
-/// pattern written exactly so and for `literal*`, and the suffixes of the
-/// `literal*suffix` patterns.
-#[derive(Clone, Debug)]
-struct Forward<S> {
-    exact: u32,
-    prefix: u32,
-    suffixes: Option<S>,
-}
-
-impl<S> Default for Forward<S> {
-    fn default() -> Self {
-        Forward { exact: NONE, prefix: NONE, suffixes: None }
-    }
-}
-
-/// The distinct patterns of all groups, compiled into two tries.
+/// The distinct patterns of all groups, compiled into byte tries.
 ///
 /// Every distinct pattern has an id. The forward trie holds exact names,
-/// prefixes, and the prefixes of `prefix*suffix` patterns (each with a trie of
-/// its suffixes); the backward trie holds the suffixes of `*suffix` patterns.
-/// A name is matched by one walk of each, plus a walk of a suffix trie for
-/// each `prefix*suffix` prefix it starts with (one per prefix length on its
-/// path: a config has to nest many such prefixes to make that add up).
+/// prefixes, and the prefixes of `prefix*suffix` patterns (each pointing to a
+/// trie of its reversed suffixes); the backward trie holds the reversed
+/// suffixes of `*suffix` patterns. A name is matched by one walk of each along
+/// its bytes (they stop at the first byte no key continues with), plus a walk
+/// of a suffix trie for each `prefix*suffix` prefix it starts with, so the work
+/// per name does not grow with the number of patterns or groups.
 #[derive(Clone, Debug)]
 struct PatternIndex {
     count: usize,
     any: Option<u32>,
-    forward: Trie<Forward<Trie<u32>>>,
-    backward: Trie<u32>,
+    forward: ByteTrie<Head>,
+    backward: ByteTrie<u32>,
+    suffix_tries: Vec<ByteTrie<u32>>,
 }
 
 #[derive(Default)]
 struct PatternIndexBuilder {
     ids: HashMap<Box<[u8]>, u32>,
     any: Option<u32>,
-    forward: TrieBuilder<Forward<TrieBuilder<u32>>>,
-    backward: TrieBuilder<u32>,
+    forward: Vec<(Vec<u8>, Head)>,
+    backward: Vec<(Vec<u8>, u32)>,
+    /// Per `prefix*suffix` prefix: its place in `suffixes`.
+    heads: HashMap<Vec<u8>, usize>,
+    suffixes: Vec<Vec<(Vec<u8>, u32)>>,
+}
+
+fn reversed(bytes: &[u8]) -> Vec<u8> {
+    bytes.iter().rev().copied().collect()
 }
 
 impl PatternIndexBuilder {
@@ -257,21 +143,18 @@ impl PatternIndexBuilder {
         }
         let id = self.ids.len() as u32;
         self.ids.insert(pattern.into(), id);
-        fn forward<'t>(
-            trie: &'t mut TrieBuilder<Forward<TrieBuilder<u32>>>,
-            lit: &[u8],
-        ) -> &'t mut Forward<TrieBuilder<u32>> {
-            trie.slot(lit.iter().copied()).get_or_insert_with(Forward::default)
-        }
         match GroupGlob::parse(pattern) {
-            GroupGlob::Exact(lit) => forward(&mut self.forward, lit).exact = id,
+            GroupGlob::Exact(lit) => self.forward.push((lit.to_vec(), Head::Exact(id))),
             GroupGlob::Any => self.any = Some(id),
-            GroupGlob::Prefix(p) => forward(&mut self.forward, p).prefix = id,
-            GroupGlob::Suffix(s) => *self.backward.slot(s.iter().rev().copied()) = Some(id),
-            GroupGlob::PrefixSuffix(p, s) => {
-                let suffixes =
-                    forward(&mut self.forward, p).suffixes.get_or_insert_with(TrieBuilder::default);
-                *suffixes.slot(s.iter().rev().copied()) = Some(id);
+            GroupGlob::Prefix(p) => self.forward.push((p.to_vec(), Head::Prefix(id))),
+            GroupGlob::Suffix(x) => self.backward.push((reversed(x), id)),
+            GroupGlob::PrefixSuffix(p, x) => {
+                let trie = *self.heads.entry(p.to_vec()).or_insert_with(|| {
+                    self.forward.push((p.to_vec(), Head::Suffixes { len: p.len(), trie: self.suffixes.len() }));
+                    self.suffixes.push(Vec::new());
+                    self.suffixes.len() - 1
+                });
+                self.suffixes[trie].push((reversed(x), id));
             }
         }
         id
@@ -281,12 +164,9 @@ impl PatternIndexBuilder {
         PatternIndex {
             count: self.ids.len(),
             any: self.any,
-            forward: self.forward.build(|slot| Forward {
-                exact: slot.exact,
-                prefix: slot.prefix,
-                suffixes: slot.suffixes.map(|t| t.build(|id| id)),
-            }),
-            backward: self.backward.build(|id| id),
+            forward: ByteTrie::build(self.forward),
+            backward: ByteTrie::build(self.backward),
+            suffix_tries: self.suffixes.into_iter().map(ByteTrie::build).collect(),
         }
     }
 }
@@ -298,19 +178,23 @@ impl PatternIndex {
 
     /// Whether a pattern for which `live` holds matches `name`.
     fn any_match(&self, name: &[u8], live: &[bool]) -> bool {
-        let live = |id: u32| id != NONE && live[id as usize];
+        let live = |id: u32| live[id as usize];
+        let hit = |found: bool| if found { ControlFlow::Break(()) } else { ControlFlow::Continue(()) };
         if self.any.is_some_and(live) {
             return true;
         }
-        let n = name.len();
-        self.forward.walk(name.iter().copied(), |depth, slot| {
-            (depth == n && live(slot.exact))
-                || live(slot.prefix)
-                || slot.suffixes.as_ref().is_some_and(|suffixes| {
-                    // The suffix is read from what the prefix left: no overlap.
-                    suffixes.walk(name[depth..].iter().rev().copied(), |_, &id| live(id))
-                })
-        }) || self.backward.walk(name.iter().rev().copied(), |_, &id| live(id))
+        let any_live = |ids: &[u32], _whole: bool| hit(ids.iter().any(|&id| live(id)));
+        let forward = self.forward.walk(name.iter().copied(), |heads, whole| {
+            hit(heads.iter().any(|head| match *head {
+                Head::Exact(id) => whole && live(id),
+                Head::Prefix(id) => live(id),
+                // The suffix is read from what the prefix left: no overlap.
+                Head::Suffixes { len, trie } => {
+                    self.suffix_tries[trie].walk(name[len..].iter().rev().copied(), any_live).is_break()
+                }
+            }))
+        });
+        forward.is_break() || self.backward.walk(name.iter().rev().copied(), any_live).is_break()
     }
 }
 

@@ -11,6 +11,7 @@ import sys
 import warnings
 
 import pytest
+
 import toolfilter_fast
 from toolfilter_fast import (
     GroupConfigError,

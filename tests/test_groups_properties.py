@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import sys
 
-from conftest import EQUIVALENCE_EXAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from toolfilter_fast import GroupFilter, ToolFilterGroup, reference
 from toolfilter_fast.groups import group_glob_match
+
+from examples_budget import EQUIVALENCE_EXAMPLES
 
 if sys.version_info >= (3, 11):
     import tomllib
