@@ -12,6 +12,7 @@ pub mod filter;
 pub mod focus;
 pub mod fold;
 pub mod glob;
+pub mod groups;
 pub mod index;
 pub mod rules;
 pub mod trie;

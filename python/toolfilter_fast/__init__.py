@@ -12,14 +12,20 @@ from ._tool import Tool
 from .catalog import ToolCatalog
 from .filter import ToolFilter, compile
 from .focus import FocusLens
+from .groups import GroupConfigError, GroupConfigWarning, GroupFilter, GroupMode, ToolFilterGroup
 from .registry import ToolRegistry
 
 __all__ = [
     "FocusLens",
+    "GroupConfigError",
+    "GroupConfigWarning",
+    "GroupFilter",
+    "GroupMode",
     "PatternError",
     "Tool",
     "ToolCatalog",
     "ToolFilter",
+    "ToolFilterGroup",
     "ToolNotFoundError",
     "ToolRegistry",
     "compile",

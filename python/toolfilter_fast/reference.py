@@ -23,21 +23,35 @@ from ._patterns import (
     parse_options,
 )
 from ._reference_focus import FocusLens, ToolRegistry
+from ._reference_groups import (
+    GroupConfigError,
+    GroupConfigWarning,
+    GroupFilter,
+    GroupMode,
+    ToolFilterGroup,
+    group_glob_match,
+)
 from ._tool import Tool
 from .catalog import ToolCatalog
 
 __all__ = [
     "FocusLens",
+    "GroupConfigError",
+    "GroupConfigWarning",
+    "GroupFilter",
+    "GroupMode",
     "PatternError",
     "Tool",
     "ToolCatalog",
     "ToolFilter",
+    "ToolFilterGroup",
     "ToolNotFoundError",
     "ToolRegistry",
     "compile",
     "fold_loose",
     "fold_lower",
     "glob_match",
+    "group_glob_match",
     "split_pattern",
 ]
 

@@ -11,6 +11,7 @@ use pyo3::types::{PyBytes, PyString};
 
 mod filter;
 mod focus;
+mod groups;
 
 /// The generalized UTF-8 bytes of a Python `str` (lone surrogates kept, via
 /// `surrogatepass`). `what` names the argument in the TypeError for a non-str.
@@ -65,5 +66,6 @@ pub(crate) fn bytes_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'p
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     filter::register(m)?;
     focus::register(m)?;
+    groups::register(m)?;
     Ok(())
 }
