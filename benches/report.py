@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import subprocess
 import sys
 
 from toolfilter_fast import _bench
@@ -20,6 +21,8 @@ def main() -> int:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--counts", default="10,100,1000,10000")
     parser.add_argument("--write", action="store_true", help="write benches/RESULTS.md")
+    parser.add_argument("--filter-only", action="store_true",
+                        help="skip the tool-group and focus-lens tables")
     args = parser.parse_args()
     machine = _bench.machine()
     rows, notes = _bench.run(
@@ -27,8 +30,20 @@ def main() -> int:
         say=lambda s: print(f"... {s}", file=sys.stderr, flush=True),
     )
     table = _bench.render(rows, notes)
+    here = pathlib.Path(__file__).parent
+    for title, script, script_args in (
+        ("Tool groups (`python benches/bench_groups.py standard`)", "bench_groups.py", ["standard"]),
+        ("Focus lens (`python benches/bench_focus.py`: paired runs, fast and reference alternating)",
+         "bench_focus.py", []),
+    ):
+        if args.filter_only:
+            break
+        print(f"... {title}", file=sys.stderr, flush=True)
+        result = subprocess.run([sys.executable, str(here / script), *script_args],
+                                capture_output=True, text=True, check=True)
+        table += f"\n\n## {title}\n\n```\n{result.stdout.strip()}\n```"
     text = (
-        "# Benchmark results\n\n"
+        "# Benchmark results\n\n## Tool filter\n\n"
         f"Command: `python benches/report.py --sizes {args.sizes} --counts {args.counts}`\n\n"
         f"Machine: {machine}\n\n"
         "Ratios are baseline time over fast time per unit, measured side by side in one run;"
