@@ -10,9 +10,13 @@ from ._core import fold_loose, fold_lower, glob_match
 from ._errors import PatternError, ToolNotFoundError
 from ._tool import Tool
 from .catalog import ToolCatalog
+from .config import ConfigError
+from .explain import Decision
 from .filter import ToolFilter, compile
 
 __all__ = [
+    "ConfigError",
+    "Decision",
     "PatternError",
     "Tool",
     "ToolCatalog",
