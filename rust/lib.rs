@@ -8,8 +8,10 @@
 //! substring search on the code points, and nothing is ever replaced lossily.
 //! The one binding module, `python`, converts Python objects at the edge.
 
+pub mod filter;
 pub mod fold;
 pub mod glob;
+pub mod index;
 pub mod rules;
 pub mod wtf8;
 

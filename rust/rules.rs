@@ -5,8 +5,13 @@
 //! as two segments, never as a joined string, so server `a_b` + tool `c` and
 //! server `a` + tool `b_c` cannot be confused.
 
+use std::ops::ControlFlow;
+
+use rustc_hash::FxHashMap;
+
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
+use crate::index::{Scratch as IndexScratch, SegmentIndex};
 
 /// Why a string pattern was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,13 +65,6 @@ pub fn check_server_glob(server: &[u8]) -> Result<(), PatternIssue> {
     }
 }
 
-/// A compiled `server/tool` rule.
-#[derive(Clone, Debug)]
-pub struct Rule {
-    pub server: SegmentGlob,
-    pub tool: SegmentGlob,
-}
-
 /// Holds a folded copy of an input only when folding changes it.
 pub enum Folded<'a> {
     Same(&'a [u8]),
@@ -90,10 +88,39 @@ pub fn fold_for_match(fold: Option<Fold>, input: &[u8]) -> Folded<'_> {
     }
 }
 
-/// An ordered set of rules, matched exactly or under a fold.
+/// Buffers a thread reuses across queries, so matching allocates nothing in
+/// the steady state.
+#[derive(Default)]
+pub struct Scratch {
+    pub(crate) index: IndexScratch,
+    pub(crate) server: Vec<u8>,
+    pub(crate) tool: Vec<u8>,
+    pub(crate) groups: Vec<u32>,
+}
+
+/// The folded (or raw) form of `input` for a set with `fold`, using `buf`.
+#[inline]
+pub fn fold_with<'a>(fold: Option<Fold>, input: &'a [u8], buf: &'a mut Vec<u8>) -> &'a [u8] {
+    match fold {
+        Some(f) if !f.is_ascii_fixed_point(input) => {
+            f.apply_into(input, buf);
+            buf
+        }
+        _ => input,
+    }
+}
+
+/// An ordered set of `server/tool` rules, matched exactly or under a fold.
+///
+/// Rules are grouped by their server glob: one index over the distinct server
+/// globs finds the groups that apply to a server (a literal server is one hash
+/// lookup), and each group holds an index over its rules' tool globs. A batch
+/// resolves the groups once per distinct server.
 #[derive(Clone, Debug)]
 pub struct RuleSet {
-    rules: Vec<Rule>,
+    servers: SegmentIndex,
+    groups: Vec<SegmentIndex>,
+    len: usize,
     fold: Option<Fold>,
 }
 
@@ -103,35 +130,83 @@ impl RuleSet {
         patterns: &[P],
         fold: Option<Fold>,
     ) -> Result<Self, (usize, PatternIssue)> {
-        let mut rules = Vec::with_capacity(patterns.len());
+        let mut server_slot: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+        let mut server_globs: Vec<Vec<u8>> = Vec::new();
+        let mut tool_globs: Vec<Vec<(Vec<u8>, u32)>> = Vec::new();
         for (index, pattern) in patterns.iter().enumerate() {
             let (server, tool) = split_pattern(pattern.as_ref()).map_err(|e| (index, e))?;
-            rules.push(Rule { server: compile_segment(server, fold), tool: compile_segment(tool, fold) });
+            let server = fold_pattern(server, fold);
+            let group = *server_slot.entry(server.clone()).or_insert_with(|| {
+                server_globs.push(server);
+                tool_globs.push(Vec::new());
+                (server_globs.len() - 1) as u32
+            });
+            tool_globs[group as usize].push((fold_pattern(tool, fold), index as u32));
         }
-        Ok(RuleSet { rules, fold })
+        let servers =
+            SegmentIndex::build(server_globs.iter().enumerate().map(|(g, s)| (s.as_slice(), g as u32)));
+        let groups = tool_globs
+            .iter()
+            .map(|globs| SegmentIndex::build(globs.iter().map(|(t, id)| (t.as_slice(), *id))))
+            .collect();
+        Ok(RuleSet { servers, groups, len: patterns.len(), fold })
     }
 
     pub fn len(&self) -> usize {
-        self.rules.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
+        self.len == 0
+    }
+
+    pub fn fold(&self) -> Option<Fold> {
+        self.fold
+    }
+
+    /// The groups whose server glob matches `server` (already folded).
+    pub fn server_groups(&self, server: &[u8], scratch: &mut IndexScratch, out: &mut Vec<u32>) {
+        out.clear();
+        let _ = self.servers.for_each_match(server, scratch, &mut |g| {
+            out.push(g);
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// Whether a rule of `groups` matches `tool` (already folded).
+    #[inline]
+    pub fn any_in_groups(&self, groups: &[u32], tool: &[u8], scratch: &mut IndexScratch) -> bool {
+        groups.iter().any(|&g| self.groups[g as usize].any_match(tool, scratch))
     }
 
     /// The index of the first rule matching `(server, tool)`, if any.
-    pub fn first_match(&self, server: &[u8], tool: &[u8]) -> Option<usize> {
-        if self.rules.is_empty() {
+    pub fn first_match(&self, server: &[u8], tool: &[u8], scratch: &mut Scratch) -> Option<usize> {
+        if self.len == 0 {
             return None;
         }
-        let server = fold_for_match(self.fold, server);
-        let tool = fold_for_match(self.fold, tool);
-        let (server, tool) = (server.as_bytes(), tool.as_bytes());
-        self.rules.iter().position(|r| r.server.is_match(server) && r.tool.is_match(tool))
+        let Scratch { index, server: sbuf, tool: tbuf, groups } = scratch;
+        self.server_groups(fold_with(self.fold, server, sbuf), index, groups);
+        let tool = fold_with(self.fold, tool, tbuf);
+        groups.iter().filter_map(|&g| self.groups[g as usize].min_match(tool, index)).min().map(|i| i as usize)
     }
 
-    pub fn is_match(&self, server: &[u8], tool: &[u8]) -> bool {
-        self.first_match(server, tool).is_some()
+    pub fn is_match(&self, server: &[u8], tool: &[u8], scratch: &mut Scratch) -> bool {
+        if self.len == 0 {
+            return false;
+        }
+        let Scratch { index, server: sbuf, tool: tbuf, groups } = scratch;
+        self.server_groups(fold_with(self.fold, server, sbuf), index, groups);
+        if groups.is_empty() {
+            return false;
+        }
+        self.any_in_groups(groups, fold_with(self.fold, tool, tbuf), index)
+    }
+}
+
+fn fold_pattern(glob: &[u8], fold: Option<Fold>) -> Vec<u8> {
+    match fold {
+        Some(f) => f.apply(glob),
+        None => glob.to_vec(),
     }
 }
 
@@ -172,15 +247,19 @@ mod tests {
         colon_in_server: "a:b/x" => Err(PatternIssue::ColonInServer);
     }
 
-    fn set(patterns: &[&str], loose: bool) -> RuleSet {
-        RuleSet::compile(patterns, loose.then_some(Fold::Loose)).unwrap()
+    fn first(patterns: &[&str], loose: bool, server: &str, tool: &str) -> Option<usize> {
+        let set = RuleSet::compile(patterns, loose.then_some(Fold::Loose)).unwrap();
+        let mut scratch = Scratch::default();
+        let got = set.first_match(server.as_bytes(), tool.as_bytes(), &mut scratch);
+        assert_eq!(set.is_match(server.as_bytes(), tool.as_bytes(), &mut scratch), got.is_some());
+        got
     }
 
     macro_rules! matches {
         ($($name:ident: $patterns:expr, loose=$loose:expr, ($server:expr, $tool:expr) => $want:expr;)*) => {$(
             #[test]
             fn $name() {
-                assert_eq!(set(&$patterns, $loose).first_match($server.as_bytes(), $tool.as_bytes()), $want);
+                assert_eq!(first(&$patterns, $loose, $server, $tool), $want);
             }
         )*};
     }
@@ -202,5 +281,8 @@ mod tests {
         kelvin_loose: ["*/k"], loose=true, ("s", "\u{212A}") => Some(0);
         kelvin_exact: ["*/k"], loose=false, ("s", "\u{212A}") => None;
         empty_set: [] as [&str; 0], loose=false, ("s", "t") => None;
+        min_across_groups: ["x/*", "*/a*", "x/ab"], loose=false, ("x", "ab") => Some(0);
+        min_across_groups_later: ["y/*", "*/a*", "x/ab"], loose=false, ("x", "ab") => Some(1);
+        shared_server_glob: ["s/a", "s/b", "s/c"], loose=false, ("s", "c") => Some(2);
     }
 }

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 import pytest
-import toolfilter_fast
 from hypothesis import HealthCheck, settings
+
+import toolfilter_fast
 from toolfilter_fast import reference
 
 settings.register_profile("dev", max_examples=200, deadline=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 import toolfilter_fast
 from toolfilter_fast import Tool, _core, reference
 
@@ -70,8 +71,29 @@ def test_non_tools_get_a_type_error(module):
     f = module.compile(include=["*"])
     with pytest.raises(TypeError, match="expected a Tool"):
         f.visible("github/x")
-    with pytest.raises(TypeError, match="expected a Tool"):
+    with pytest.raises(TypeError, match=r"expected a Tool|is not a tool"):
         f.filter([Tool("s", "t"), 42])
+
+
+def test_batches_name_the_bad_position():
+    f = toolfilter_fast.compile(include=["*"])
+    with pytest.raises(TypeError, match=r"tools\[1\] is not a tool"):
+        f.static_filter([Tool("s", "t"), 42])
+
+    class Fake:
+        server_id = "s"
+        name = b"t"
+
+    with pytest.raises(TypeError, match=r"tools\[0\]\.name must be str, not bytes"):
+        f.static_mask([Fake()])
+    with pytest.raises(TypeError, match=r"pairs\[1\] must be a \(server_id, name\) tuple"):
+        f.static_mask_pairs([("s", "t"), ("s",)])
+    with pytest.raises(TypeError, match=r"pairs\[0\]\[1\] must be str, not int"):
+        f.static_mask_pairs([("s", 1)])
+    with pytest.raises(TypeError, match=r"names\[0\] must be str, not NoneType"):
+        f.static_mask_columns(["s"], [None])
+    with pytest.raises(ValueError, match="differ in length"):
+        f.static_mask_columns(["s"], [])
 
 
 def test_duck_typed_tool_with_non_str_name():

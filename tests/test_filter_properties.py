@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
-import toolfilter_fast
-from conftest import EQUIVALENCE_EXAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import toolfilter_fast
 from toolfilter_fast import PatternError, Tool, reference
+
+from conftest import EQUIVALENCE_EXAMPLES
 
 #: Case pairs, the separators and metacharacters, NUL, the letters whose
 #: lower-case is surprising, lone surrogates and the replacement character.

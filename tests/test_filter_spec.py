@@ -6,6 +6,7 @@ import asyncio
 import re
 
 import pytest
+
 from toolfilter_fast import PatternError, Tool, ToolCatalog, ToolNotFoundError
 
 

@@ -20,52 +20,55 @@ from ._tool import Tool
 __all__ = ["ToolFilter", "compile"]
 
 
-class _Side:
-    """One option (include or exclude) compiled: string globs in the Rust core,
-    regexes and functions in Python."""
+_EXCLUDED, _EXCLUDE_REGEX, _INCLUDED, _INCLUDE_REGEX = 1, 2, 4, 8
 
-    __slots__ = ("fns", "loose", "patterns", "regexes", "rules", "sources", "string_indices")
+
+class _Side:
+    """One option's patterns that live in Python: regexes and functions."""
+
+    __slots__ = ("fns", "loose", "patterns", "regexes", "sources", "strings")
 
     def __init__(self, option: str, parsed: list[Parsed], source: Sequence[Any]) -> None:
         self.loose = option == "exclude"
         self.sources = tuple(source)
-        strings = [p for p in parsed if isinstance(p, StringPattern)]
-        self.string_indices = [p.index for p in strings]
-        try:
-            rules = _core.RuleSet([p.text for p in strings], self.loose)
-        except ValueError as err:
-            position, reason = err.args
-            index = self.string_indices[position]
-            entry = source[index]
-            raise PatternError(
-                f"{option}[{index}]: {reason}: {entry!r}", option=option, index=index,
-                entry=entry,
-            ) from None
-        self.rules = rules if len(rules) else None
+        self.patterns = parsed
+        self.strings = [p for p in parsed if isinstance(p, StringPattern)]
+        regexes = [p for p in parsed if isinstance(p, RegexPattern)]
         self.regexes = tuple(
-            (p.index, _core.SegmentGlob(p.server_glob, self.loose), p.regex)
-            for p in parsed if isinstance(p, RegexPattern)
+            (_core.SegmentGlob(p.server_glob, self.loose), p.regex) for p in regexes
         )
         self.fns: tuple[Callable[[Any, Any], Any], ...] = tuple(
             p.fn for p in parsed if isinstance(p, FunctionPattern)
         )
-        self.patterns = parsed
 
-    def static_match(self, server_id: str, name: str) -> bool:
-        if self.rules is not None and self.rules.is_match(server_id, name):
-            return True
-        if self.regexes:
-            folded = _core.fold_loose(name) if self.loose else None
-            for _, server_glob, regex in self.regexes:
-                if server_glob.is_match(server_id) and (
-                    regex.search(name) is not None
-                    or (folded is not None and regex.search(folded) is not None)
-                ):
-                    return True
+    def regex_match(self, server_id: str, name: str) -> bool:
+        folded = _core.fold_loose(name) if self.loose else None
+        for server_glob, regex in self.regexes:
+            if server_glob.is_match(server_id) and (
+                regex.search(name) is not None
+                or (folded is not None and regex.search(folded) is not None)
+            ):
+                return True
         return False
 
-    def has_static(self) -> bool:
-        return self.rules is not None or bool(self.regexes)
+
+def _compile_static(include: _Side, exclude: _Side, include_open: bool) -> Any:
+    try:
+        return _core.StaticFilter(
+            [p.text for p in include.strings],
+            [p.text for p in exclude.strings],
+            [p.server_glob for p in include.patterns if isinstance(p, RegexPattern)],
+            [p.server_glob for p in exclude.patterns if isinstance(p, RegexPattern)],
+            include_open,
+        )
+    except ValueError as err:
+        option, position, reason = err.args
+        side = include if option == "include" else exclude
+        index = side.strings[position].index
+        entry = side.sources[index]
+        raise PatternError(
+            f"{option}[{index}]: {reason}: {entry!r}", option=option, index=index, entry=entry,
+        ) from None
 
 
 def _pair(tool: Any) -> tuple[str, str]:
@@ -94,7 +97,7 @@ class ToolFilter:
     function patterns are called with ``ctx`` by :meth:`visible` and fail closed.
     """
 
-    __slots__ = ("_exclude", "_include", "_include_empty", "_include_has_fn")
+    __slots__ = ("_dynamic", "_exclude", "_include", "_include_empty", "_static")
 
     def __init__(self) -> None:
         raise TypeError("use ToolFilter.compile(include=[...], exclude=[...])")
@@ -109,7 +112,9 @@ class ToolFilter:
         self._include = _Side("include", parsed["include"], include)
         self._exclude = _Side("exclude", parsed["exclude"], exclude)
         self._include_empty = not self._include.patterns
-        self._include_has_fn = bool(self._include.fns)
+        include_open = self._include_empty or bool(self._include.fns)
+        self._static = _compile_static(self._include, self._exclude, include_open)
+        self._dynamic = bool(self._include.fns or self._exclude.fns)
         return self
 
     @property
@@ -132,11 +137,17 @@ class ToolFilter:
         include list holding a function keeps every tool for :meth:`visible`.
         """
         server_id, name = _pair(tool)
-        if self._exclude.static_match(server_id, name):
+        return self._static_pair(server_id, name)
+
+    def _static_pair(self, server_id: str, name: str) -> bool:
+        bits = self._static.flags(server_id, name)
+        if bits & _EXCLUDED:
             return False
-        if self._include_empty or self._include_has_fn:
+        if bits & _EXCLUDE_REGEX and self._exclude.regex_match(server_id, name):
+            return False
+        if self._include_empty or self._include.fns or bits & _INCLUDED:
             return True
-        return self._include.static_match(server_id, name)
+        return bool(bits & _INCLUDE_REGEX) and self._include.regex_match(server_id, name)
 
     def visible(self, tool: Any, ctx: Any = None) -> bool:
         """Whether ``tool`` is visible under every pattern, functions included.
@@ -146,26 +157,80 @@ class ToolFilter:
         stops). A function that raises or returns a non-bool hides the tool.
         """
         server_id, name = _pair(tool)
+        bits = self._static.flags(server_id, name)
+        if bits & _EXCLUDED:
+            return False
         exclude = self._exclude
-        if exclude.static_match(server_id, name):
+        if bits & _EXCLUDE_REGEX and exclude.regex_match(server_id, name):
             return False
         for fn in exclude.fns:
             if call_fail_closed(fn, tool, ctx) is not False:
                 return False
-        if self._include_empty:
+        if self._include_empty or bits & _INCLUDED:
             return True
         include = self._include
-        if include.static_match(server_id, name):
+        if bits & _INCLUDE_REGEX and include.regex_match(server_id, name):
             return True
         return any(call_fail_closed(fn, tool, ctx) is True for fn in include.fns)
 
-    def static_filter(self, tools: Iterable[Any]) -> list[Any]:
-        """The tools that :meth:`static_visible` keeps, in input order (same objects)."""
-        return [tool for tool in tools if self.static_visible(tool)]
+    # --- batches -------------------------------------------------------------------
+    #
+    # The core decides string patterns for a whole batch with the GIL released
+    # (both cores for big batches); Python is called back only for the tools a
+    # regex may decide, and, in the dynamic forms, for the tools functions judge.
 
-    def filter(self, tools: Iterable[Any], ctx: Any = None) -> list[Any]:
+    def _tools_batch(self, tools: Iterable[Any], mode: str, ctx: Any, dynamic: bool,
+                     threads: int | None) -> list[Any]:
+        items = tools if type(tools) is list else list(tools)
+        if dynamic and self._dynamic:
+            def judge(i: int) -> bool:
+                return self.visible(items[i], ctx)
+            return self._static.select_tools(items, mode, judge, True, threads)
+
+        def judge_static(i: int) -> bool:
+            return self.static_visible(items[i])
+        return self._static.select_tools(items, mode, judge_static, False, threads)
+
+    def static_filter(self, tools: Iterable[Any], *, threads: int | None = None) -> list[Any]:
+        """The tools that :meth:`static_visible` keeps, in input order (same objects)."""
+        return self._tools_batch(tools, "items", None, False, threads)
+
+    def filter(self, tools: Iterable[Any], ctx: Any = None, *,
+               threads: int | None = None) -> list[Any]:
         """The tools that :meth:`visible` keeps for ``ctx``, in input order (same objects)."""
-        return [tool for tool in tools if self.visible(tool, ctx)]
+        return self._tools_batch(tools, "items", ctx, True, threads)
+
+    def static_mask(self, tools: Iterable[Any], *, indices: bool = False,
+                    threads: int | None = None) -> list[Any]:
+        """:meth:`static_visible` of every tool as a ``list[bool]``, or with
+        ``indices=True`` the indices of the visible ones."""
+        return self._tools_batch(tools, "indices" if indices else "mask", None, False, threads)
+
+    def mask(self, tools: Iterable[Any], ctx: Any = None, *, indices: bool = False,
+             threads: int | None = None) -> list[Any]:
+        """:meth:`visible` of every tool for ``ctx``, as bools or indices."""
+        return self._tools_batch(tools, "indices" if indices else "mask", ctx, True, threads)
+
+    def static_mask_pairs(self, pairs: Iterable[tuple[str, str]], *, indices: bool = False,
+                          threads: int | None = None) -> list[Any]:
+        """:meth:`static_visible` over ``(server_id, name)`` tuples, as bools or indices."""
+        items = pairs if type(pairs) is list else list(pairs)
+
+        def judge(i: int) -> bool:
+            return self._static_pair(*items[i])
+        return self._static.select_pairs(items, "indices" if indices else "mask", judge, threads)
+
+    def static_mask_columns(self, server_ids: Sequence[str], names: Sequence[str], *,
+                            indices: bool = False, threads: int | None = None) -> list[Any]:
+        """:meth:`static_visible` over two parallel lists of strings, as bools or indices."""
+        servers = server_ids if type(server_ids) is list else list(server_ids)
+        tool_names = names if type(names) is list else list(names)
+
+        def judge(i: int) -> bool:
+            return self._static_pair(servers[i], tool_names[i])
+        return self._static.select_columns(
+            servers, tool_names, "indices" if indices else "mask", judge, threads,
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), list(self.include), list(self.exclude)))

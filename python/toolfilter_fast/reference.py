@@ -183,14 +183,37 @@ class ToolFilter:
                 return True
         return False
 
-    def static_filter(self, tools: Iterable[Any]) -> list[Any]:
+    def static_filter(self, tools: Iterable[Any], *, threads: int | None = None) -> list[Any]:
         return [tool for tool in tools if self.static_visible(tool)]
 
-    def filter(self, tools: Iterable[Any], ctx: Any = None) -> list[Any]:
+    def filter(self, tools: Iterable[Any], ctx: Any = None, *,
+               threads: int | None = None) -> list[Any]:
         return [tool for tool in tools if self.visible(tool, ctx)]
+
+    def static_mask(self, tools: Iterable[Any], *, indices: bool = False,
+                    threads: int | None = None) -> list[Any]:
+        return _as(indices, [self.static_visible(tool) for tool in tools])
+
+    def mask(self, tools: Iterable[Any], ctx: Any = None, *, indices: bool = False,
+             threads: int | None = None) -> list[Any]:
+        return _as(indices, [self.visible(tool, ctx) for tool in tools])
+
+    def static_mask_pairs(self, pairs: Iterable[tuple[str, str]], *, indices: bool = False,
+                          threads: int | None = None) -> list[Any]:
+        return _as(indices, [self.static_visible(Tool(s, n)) for s, n in pairs])
+
+    def static_mask_columns(self, server_ids: Sequence[str], names: Sequence[str], *,
+                            indices: bool = False, threads: int | None = None) -> list[Any]:
+        if len(server_ids) != len(names):
+            raise ValueError("server_ids and names differ in length")
+        return self.static_mask_pairs(zip(server_ids, names, strict=True), indices=indices)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (list(self.include), list(self.exclude)))
+
+
+def _as(indices: bool, mask: list[bool]) -> list[Any]:
+    return [i for i, keep in enumerate(mask) if keep] if indices else mask
 
 
 def _rebuild(include: list[Any], exclude: list[Any]) -> ToolFilter:

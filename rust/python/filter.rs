@@ -1,13 +1,31 @@
 //! Bindings for the tool filter: folds, globs and rule sets.
 
-use pyo3::exceptions::PyValueError;
-use pyo3::prelude::*;
-use pyo3::types::PyString;
+use std::borrow::Cow;
+use std::cell::RefCell;
 
-use super::{bytes_str, str_bytes};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyList, PyString, PyTuple};
+
+use super::{as_str, bytes_str, str_bytes, string_bytes};
+use crate::filter::{Outcome, Side, StaticFilter};
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
-use crate::rules::{self, RuleSet};
+use crate::rules::{self, RuleSet, Scratch};
+
+thread_local! {
+    /// Per-thread buffers for scalar queries: no allocation per call.
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => f(&mut scratch),
+        // Re-entered on this thread (cannot happen today): use fresh buffers.
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
 
 fn fold_arg(loose: bool) -> Option<Fold> {
     loose.then_some(Fold::Loose)
@@ -59,11 +77,13 @@ impl PyRuleSet {
     }
 
     fn first_match(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-        Ok(self.inner.first_match(&str_bytes(server_id, "server_id")?, &str_bytes(name, "name")?))
+        let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
+        Ok(with_scratch(|scratch| self.inner.first_match(&server, &tool, scratch)))
     }
 
     fn is_match(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.inner.is_match(&str_bytes(server_id, "server_id")?, &str_bytes(name, "name")?))
+        let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
+        Ok(with_scratch(|scratch| self.inner.is_match(&server, &tool, scratch)))
     }
 
     fn __len__(&self) -> usize {
@@ -93,6 +113,246 @@ impl PySegmentGlob {
     }
 }
 
+/// Tools per block: the GIL is taken to read a block's strings, then released
+/// while the block is matched, so a batch holds references for one block only.
+const BLOCK: usize = 1 << 16;
+/// Batches smaller than this are matched on the calling thread alone.
+const PARALLEL_MIN: usize = 1 << 14;
+
+/// What a batch returns.
+#[derive(Clone, Copy)]
+enum Select {
+    /// The kept items themselves.
+    Items,
+    /// One bool per item.
+    Mask,
+    /// The indices of the kept items.
+    Indices,
+}
+
+impl Select {
+    fn parse(mode: &str) -> PyResult<Self> {
+        match mode {
+            "items" => Ok(Select::Items),
+            "mask" => Ok(Select::Mask),
+            "indices" => Ok(Select::Indices),
+            other => Err(PyValueError::new_err(format!(
+                "mode must be 'items', 'mask' or 'indices', not {other:?}"
+            ))),
+        }
+    }
+}
+
+fn threads_for(n: usize, threads: Option<usize>) -> usize {
+    match threads {
+        Some(t) => t.max(1),
+        None if n < PARALLEL_MIN => 1,
+        None => std::thread::available_parallelism().map_or(1, |p| p.get()),
+    }
+}
+
+/// The `(server_id, name)` strings of item `i` of a batch.
+type Pair<'py> = (Bound<'py, PyString>, Bound<'py, PyString>);
+/// Their bytes, borrowed from the strings where no surrogate forced a copy.
+type PairBytes<'a> = (Cow<'a, [u8]>, Cow<'a, [u8]>);
+
+fn tool_pair<'py>(tool: &Bound<'py, PyAny>, i: usize) -> PyResult<Pair<'py>> {
+    let py = tool.py();
+    let get = |attr: &Bound<'py, PyString>, field: &str| -> PyResult<Bound<'py, PyString>> {
+        let value = tool.getattr(attr).map_err(|_| {
+            let type_name = tool.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
+            PyTypeError::new_err(format!(
+                "tools[{i}] is not a tool (an object with server_id and name): {type_name}"
+            ))
+        })?;
+        Ok(as_str(&value, &format!("tools[{i}].{field}"))?.clone())
+    };
+    Ok((get(intern!(py, "server_id"), "server_id")?, get(intern!(py, "name"), "name")?))
+}
+
+fn tuple_pair<'py>(item: &Bound<'py, PyAny>, i: usize) -> PyResult<Pair<'py>> {
+    let pair = item
+        .cast::<PyTuple>()
+        .ok()
+        .filter(|t| t.len() == 2)
+        .ok_or_else(|| PyTypeError::new_err(format!("pairs[{i}] must be a (server_id, name) tuple")))?;
+    let server = pair.get_item(0)?;
+    let name = pair.get_item(1)?;
+    Ok((
+        as_str(&server, &format!("pairs[{i}][0]"))?.clone(),
+        as_str(&name, &format!("pairs[{i}][1]"))?.clone(),
+    ))
+}
+
+impl PyStaticFilter {
+    /// Decides `n` items, reading item `i`'s strings with `pair_at`.
+    fn decide<'py>(
+        &self,
+        py: Python<'py>,
+        n: usize,
+        threads: Option<usize>,
+        pair_at: impl Fn(usize) -> PyResult<Pair<'py>>,
+    ) -> PyResult<Vec<Outcome>> {
+        let threads = threads_for(n, threads);
+        let mut out = Vec::with_capacity(n);
+        for start in (0..n).step_by(BLOCK) {
+            let end = n.min(start + BLOCK);
+            let strings: Vec<Pair<'py>> = (start..end).map(&pair_at).collect::<PyResult<_>>()?;
+            let bytes: Vec<PairBytes<'_>> = strings
+                .iter()
+                .map(|(s, t)| Ok((string_bytes(s)?, string_bytes(t)?)))
+                .collect::<PyResult<_>>()?;
+            let pairs: Vec<(&[u8], &[u8])> = bytes.iter().map(|(s, t)| (s.as_ref(), t.as_ref())).collect();
+            let inner = &self.inner;
+            out.extend(py.detach(|| inner.outcomes(&pairs, threads)));
+        }
+        Ok(out)
+    }
+}
+
+/// Builds a batch's answer; `judge(i)` is called (with the GIL) for every item
+/// the core could not decide, and, with `recheck`, for every visible one too.
+fn answer<'py>(
+    py: Python<'py>,
+    outcomes: &[Outcome],
+    select: Select,
+    items: Option<&Bound<'py, PyList>>,
+    judge: Option<&Bound<'py, PyAny>>,
+    recheck: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for (i, outcome) in outcomes.iter().enumerate() {
+        let keep = match (outcome, judge) {
+            (Outcome::Hidden, _) => false,
+            (Outcome::Visible, Some(j)) if recheck => j.call1((i,))?.is_truthy()?,
+            (Outcome::Visible, _) => true,
+            (Outcome::Undecided, Some(j)) => j.call1((i,))?.is_truthy()?,
+            (Outcome::Undecided, None) => {
+                return Err(PyValueError::new_err("a regex pattern needs a judge for undecided tools"));
+            }
+        };
+        match select {
+            Select::Items if keep => {
+                let list = items.ok_or_else(|| PyValueError::new_err("mode 'items' needs a list"))?;
+                out.append(list.get_item(i)?)?;
+            }
+            Select::Items | Select::Indices if !keep => {}
+            Select::Indices => out.append(i)?,
+            Select::Mask => out.append(PyBool::new(py, keep))?,
+            Select::Items => unreachable!("both keep cases handled above"),
+        }
+    }
+    Ok(out)
+}
+
+/// The static part of a ToolFilter: string patterns of both options and the
+/// server globs of the regex patterns.
+#[pyclass(module = "toolfilter_fast._core", name = "StaticFilter", frozen)]
+struct PyStaticFilter {
+    inner: StaticFilter,
+}
+
+#[pymethods]
+impl PyStaticFilter {
+    /// Raises ValueError((option, index, reason)) for the first refused pattern.
+    #[new]
+    fn new(
+        include: Vec<Bound<'_, PyAny>>,
+        exclude: Vec<Bound<'_, PyAny>>,
+        include_regex_servers: Vec<Bound<'_, PyAny>>,
+        exclude_regex_servers: Vec<Bound<'_, PyAny>>,
+        include_open: bool,
+    ) -> PyResult<Self> {
+        let strings = |list: &[Bound<'_, PyAny>], what: &str| -> PyResult<Vec<Vec<u8>>> {
+            list.iter().enumerate().map(|(i, p)| Ok(str_bytes(p, &format!("{what}[{i}]"))?.into_owned())).collect()
+        };
+        let inner = StaticFilter::compile(
+            &strings(&include, "include")?,
+            &strings(&exclude, "exclude")?,
+            &strings(&include_regex_servers, "include_regex_servers")?,
+            &strings(&exclude_regex_servers, "exclude_regex_servers")?,
+            include_open,
+        )
+        .map_err(|(side, index, issue)| {
+            let option = match side {
+                Side::Include => "include",
+                Side::Exclude => "exclude",
+            };
+            PyValueError::new_err((option, index, issue.message()))
+        })?;
+        Ok(PyStaticFilter { inner })
+    }
+
+    /// Flag bits for one tool: 1 excluded by a string pattern, 2 an exclude
+    /// regex's server glob matches, 4 included by a string pattern, 8 an
+    /// include regex's server glob matches.
+    fn flags(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<u8> {
+        let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
+        Ok(with_scratch(|scratch| self.inner.flags(&server, &tool, scratch)))
+    }
+
+    /// A batch over a list of tools (objects with `server_id` and `name`).
+    #[pyo3(signature = (tools, mode, judge=None, recheck=false, threads=None))]
+    fn select_tools<'py>(
+        &self,
+        py: Python<'py>,
+        tools: &Bound<'py, PyList>,
+        mode: &str,
+        judge: Option<&Bound<'py, PyAny>>,
+        recheck: bool,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let select = Select::parse(mode)?;
+        let outcomes = self.decide(py, tools.len(), threads, |i| tool_pair(&tools.get_item(i)?, i))?;
+        answer(py, &outcomes, select, Some(tools), judge, recheck)
+    }
+
+    /// A batch over a list of `(server_id, name)` tuples.
+    #[pyo3(signature = (pairs, mode, judge=None, threads=None))]
+    fn select_pairs<'py>(
+        &self,
+        py: Python<'py>,
+        pairs: &Bound<'py, PyList>,
+        mode: &str,
+        judge: Option<&Bound<'py, PyAny>>,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let select = Select::parse(mode)?;
+        let outcomes = self.decide(py, pairs.len(), threads, |i| tuple_pair(&pairs.get_item(i)?, i))?;
+        answer(py, &outcomes, select, Some(pairs), judge, false)
+    }
+
+    /// A batch over two parallel lists of strings.
+    #[pyo3(signature = (server_ids, names, mode, judge=None, threads=None))]
+    fn select_columns<'py>(
+        &self,
+        py: Python<'py>,
+        server_ids: &Bound<'py, PyList>,
+        names: &Bound<'py, PyList>,
+        mode: &str,
+        judge: Option<&Bound<'py, PyAny>>,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let select = Select::parse(mode)?;
+        if server_ids.len() != names.len() {
+            return Err(PyValueError::new_err(format!(
+                "server_ids and names differ in length ({} and {})",
+                server_ids.len(),
+                names.len()
+            )));
+        }
+        let outcomes = self.decide(py, names.len(), threads, |i| {
+            let server = server_ids.get_item(i)?;
+            let name = names.get_item(i)?;
+            Ok((
+                as_str(&server, &format!("server_ids[{i}]"))?.clone(),
+                as_str(&name, &format!("names[{i}]"))?.clone(),
+            ))
+        })?;
+        answer(py, &outcomes, select, None, judge, false)
+    }
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fold_loose, m)?)?;
     m.add_function(wrap_pyfunction!(fold_lower, m)?)?;
@@ -100,5 +360,6 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(server_glob_problem, m)?)?;
     m.add_class::<PyRuleSet>()?;
     m.add_class::<PySegmentGlob>()?;
+    m.add_class::<PyStaticFilter>()?;
     Ok(())
 }

@@ -14,10 +14,19 @@ mod filter;
 /// The generalized UTF-8 bytes of a Python `str` (lone surrogates kept, via
 /// `surrogatepass`). `what` names the argument in the TypeError for a non-str.
 pub(crate) fn str_bytes<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Cow<'a, [u8]>> {
-    let s = obj.cast::<PyString>().map_err(|_| {
+    string_bytes(as_str(obj, what)?)
+}
+
+/// `obj` as a Python `str`, or a TypeError naming `what`.
+pub(crate) fn as_str<'a, 'py>(obj: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyString>> {
+    obj.cast::<PyString>().map_err(|_| {
         let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
         PyTypeError::new_err(format!("{what} must be str, not {type_name}"))
-    })?;
+    })
+}
+
+/// The generalized UTF-8 bytes of a Python `str`.
+pub(crate) fn string_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
     match s.to_str() {
         Ok(text) => Ok(Cow::Borrowed(text.as_bytes())),
         // Only lone surrogates make the UTF-8 view fail; encode them losslessly.

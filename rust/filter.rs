@@ -1,0 +1,274 @@
+//! The static part of a tool filter, compiled: what can be decided from
+//! `(server_id, name)` alone, for one tool or a batch.
+//!
+//! Regex patterns stay in Python (Python's `re` semantics); the core only knows
+//! their server globs, so it can say "a regex might decide this tool" and leave
+//! those tools, and only those, to the caller.
+
+use rustc_hash::FxHashMap;
+
+use crate::fold::Fold;
+use crate::index::{Scratch as IndexScratch, SegmentIndex};
+use crate::rules::{fold_with, PatternIssue, RuleSet, Scratch};
+
+/// Bits of [`StaticFilter::flags`].
+pub mod flag {
+    /// A string exclude pattern matches.
+    pub const EXCLUDED: u8 = 1;
+    /// An exclude regex's server glob matches: the regex must be tried.
+    pub const EXCLUDE_REGEX: u8 = 2;
+    /// A string include pattern matches.
+    pub const INCLUDED: u8 = 4;
+    /// An include regex's server glob matches: the regex must be tried.
+    pub const INCLUDE_REGEX: u8 = 8;
+}
+
+/// What the core decided for one tool in a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Outcome {
+    Hidden = 0,
+    Visible = 1,
+    /// A regex may decide: the caller must judge this tool.
+    Undecided = 2,
+}
+
+/// Which option a compile error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Include,
+    Exclude,
+}
+
+/// The string patterns of both options and the server globs of the regexes.
+#[derive(Clone, Debug)]
+pub struct StaticFilter {
+    include: RuleSet,
+    exclude: RuleSet,
+    include_regex_servers: SegmentIndex,
+    exclude_regex_servers: SegmentIndex,
+    /// Include admits every tool statically: it is empty, or holds a function.
+    include_open: bool,
+}
+
+/// What a batch learns once per distinct server.
+#[derive(Clone, Debug, Default)]
+struct ServerPlan {
+    include_groups: Vec<u32>,
+    exclude_groups: Vec<u32>,
+    include_regex: bool,
+    exclude_regex: bool,
+}
+
+impl StaticFilter {
+    /// `include_open`: the include option is empty or holds a function.
+    pub fn compile<P: AsRef<[u8]>>(
+        include: &[P],
+        exclude: &[P],
+        include_regex_servers: &[P],
+        exclude_regex_servers: &[P],
+        include_open: bool,
+    ) -> Result<Self, (Side, usize, PatternIssue)> {
+        let regex_servers = |globs: &[P], fold: Option<Fold>| {
+            let folded: Vec<Vec<u8>> = globs
+                .iter()
+                .map(|g| fold.map_or_else(|| g.as_ref().to_vec(), |f| f.apply(g.as_ref())))
+                .collect();
+            SegmentIndex::build(folded.iter().enumerate().map(|(i, g)| (g.as_slice(), i as u32)))
+        };
+        Ok(StaticFilter {
+            include: RuleSet::compile(include, None).map_err(|(i, e)| (Side::Include, i, e))?,
+            exclude: RuleSet::compile(exclude, Some(Fold::Loose))
+                .map_err(|(i, e)| (Side::Exclude, i, e))?,
+            include_regex_servers: regex_servers(include_regex_servers, None),
+            exclude_regex_servers: regex_servers(exclude_regex_servers, Some(Fold::Loose)),
+            include_open,
+        })
+    }
+
+    fn plan(&self, server: &[u8], scratch: &mut Scratch) -> ServerPlan {
+        let mut plan = ServerPlan::default();
+        let Scratch { index, server: buf, .. } = scratch;
+        // The include side is resolved even when include is open: `flags`
+        // reports it, and `visible` needs it before calling include functions.
+        self.include.server_groups(server, index, &mut plan.include_groups);
+        plan.include_regex = self.include_regex_servers.any_match(server, index);
+        let folded = fold_with(Some(Fold::Loose), server, buf);
+        self.exclude.server_groups(folded, index, &mut plan.exclude_groups);
+        plan.exclude_regex = self.exclude_regex_servers.any_match(folded, index);
+        plan
+    }
+
+    #[inline]
+    fn judge(&self, plan: &ServerPlan, tool: &[u8], index: &mut IndexScratch, buf: &mut Vec<u8>) -> u8 {
+        let mut bits = 0;
+        if !plan.exclude_groups.is_empty()
+            && self.exclude.any_in_groups(&plan.exclude_groups, fold_with(Some(Fold::Loose), tool, buf), index)
+        {
+            return flag::EXCLUDED;
+        }
+        if plan.exclude_regex {
+            bits |= flag::EXCLUDE_REGEX;
+        }
+        if !plan.include_groups.is_empty() && self.include.any_in_groups(&plan.include_groups, tool, index) {
+            bits |= flag::INCLUDED;
+        } else if plan.include_regex {
+            bits |= flag::INCLUDE_REGEX;
+        }
+        bits
+    }
+
+    /// The [`flag`] bits for one tool. When `EXCLUDED` is set the include side
+    /// is not looked at.
+    pub fn flags(&self, server: &[u8], tool: &[u8], scratch: &mut Scratch) -> u8 {
+        let plan = self.plan(server, scratch);
+        let Scratch { index, tool: buf, .. } = scratch;
+        self.judge(&plan, tool, index, buf)
+    }
+
+    /// Turns flag bits into a decision.
+    #[inline]
+    pub fn outcome(&self, bits: u8) -> Outcome {
+        if bits & flag::EXCLUDED != 0 {
+            return Outcome::Hidden;
+        }
+        let included = self.include_open || bits & flag::INCLUDED != 0;
+        let maybe_included = included || bits & flag::INCLUDE_REGEX != 0;
+        match (bits & flag::EXCLUDE_REGEX != 0, included, maybe_included) {
+            (_, false, false) => Outcome::Hidden,
+            (false, true, _) => Outcome::Visible,
+            _ => Outcome::Undecided,
+        }
+    }
+
+    /// Decides a run of tools on this thread, resolving each distinct server once.
+    pub fn outcomes_into(&self, pairs: &[(&[u8], &[u8])], out: &mut Vec<Outcome>) {
+        let mut scratch = Scratch::default();
+        let mut plans: FxHashMap<&[u8], ServerPlan> = FxHashMap::default();
+        let mut last: Option<(&[u8], ServerPlan)> = None;
+        out.reserve(pairs.len());
+        for &(server, tool) in pairs {
+            // Catalogs come grouped by server: try the previous server first.
+            if last.as_ref().is_none_or(|(s, _)| *s != server) {
+                if let Some((s, plan)) = last.take() {
+                    plans.insert(s, plan);
+                }
+                let plan = match plans.remove(server) {
+                    Some(plan) => plan,
+                    None => self.plan(server, &mut scratch),
+                };
+                last = Some((server, plan));
+            }
+            let plan = &last.as_ref().expect("set just above").1;
+            let bits = self.judge(plan, tool, &mut scratch.index, &mut scratch.tool);
+            out.push(self.outcome(bits));
+        }
+    }
+
+    /// Decides a batch on up to `threads` threads; results in input order.
+    pub fn outcomes(&self, pairs: &[(&[u8], &[u8])], threads: usize) -> Vec<Outcome> {
+        let threads = threads.clamp(1, pairs.len().max(1));
+        if threads == 1 {
+            let mut out = Vec::new();
+            self.outcomes_into(pairs, &mut out);
+            return out;
+        }
+        let chunk = pairs.len().div_ceil(threads);
+        let parts: Vec<Vec<Outcome>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = pairs
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        let mut out = Vec::new();
+                        self.outcomes_into(part, &mut out);
+                        out
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("matching does not panic")).collect()
+        });
+        parts.concat()
+    }
+
+    /// Whether the include side has any string pattern.
+    pub fn include(&self) -> &RuleSet {
+        &self.include
+    }
+
+    pub fn exclude(&self) -> &RuleSet {
+        &self.exclude
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(include: &[&str], exclude: &[&str]) -> StaticFilter {
+        StaticFilter::compile(include, exclude, &[], &[], include.is_empty()).unwrap()
+    }
+
+    fn decide(f: &StaticFilter, server: &str, tool: &str) -> Outcome {
+        f.outcome(f.flags(server.as_bytes(), tool.as_bytes(), &mut Scratch::default()))
+    }
+
+    macro_rules! decisions {
+        ($($name:ident: $include:expr, $exclude:expr, ($server:expr, $tool:expr) => $want:ident;)*) => {$(
+            #[test]
+            fn $name() {
+                let f = filter(&$include, &$exclude);
+                assert_eq!(decide(&f, $server, $tool), Outcome::$want);
+                assert_eq!(f.outcomes(&[($server.as_bytes(), $tool.as_bytes())], 1), vec![Outcome::$want]);
+            }
+        )*};
+    }
+
+    decisions! {
+        empty_shows_all: [], [], ("s", "t") => Visible;
+        exclude_wins: ["*"], ["s/t"], ("s", "t") => Hidden;
+        exclude_is_loose: [], ["*/delete_repo"], ("gh", "Delete-Repo") => Hidden;
+        include_is_exact: ["github/*"], [], ("GitHub", "x") => Hidden;
+        include_hit: ["github/*"], [], ("github", "x") => Visible;
+        allow_list_miss: ["s/u"], [], ("s", "t") => Hidden;
+    }
+
+    #[test]
+    fn regex_servers_leave_tools_undecided() {
+        let f = StaticFilter::compile(&["a/x"], &[], &["b"], &[], false).unwrap();
+        assert_eq!(decide(&f, "b", "y"), Outcome::Undecided);
+        assert_eq!(decide(&f, "c", "y"), Outcome::Hidden);
+        assert_eq!(decide(&f, "a", "x"), Outcome::Visible);
+        let f = StaticFilter::compile(&[] as &[&str], &[], &[], &["GIT*"], true).unwrap();
+        assert_eq!(decide(&f, "github", "y"), Outcome::Undecided);
+        assert_eq!(decide(&f, "fs", "y"), Outcome::Visible);
+    }
+
+    #[test]
+    fn batch_equals_scalar_on_any_thread_count() {
+        let f = filter(&["s1/*", "*/read_*", "*x*"], &["*/delete*", "s2/*_v2"]);
+        let names = ["read_a", "delete_b", "Delete-C", "x_v2", "y_v2", "plain", "ax"];
+        let servers = ["s1", "s2", "s3"];
+        let pairs: Vec<(&[u8], &[u8])> = (0..200)
+            .map(|i| (servers[i % 3].as_bytes(), names[i % 7].as_bytes()))
+            .collect();
+        let scalar: Vec<Outcome> = pairs
+            .iter()
+            .map(|(s, t)| f.outcome(f.flags(s, t, &mut Scratch::default())))
+            .collect();
+        for threads in [1, 2, 3, 8] {
+            assert_eq!(f.outcomes(&pairs, threads), scalar);
+        }
+    }
+
+    #[test]
+    fn open_include_still_reports_string_hits() {
+        let f = StaticFilter::compile(&["*"], &[], &[], &[], true).unwrap();
+        assert_eq!(f.flags(b"", b"", &mut Scratch::default()), flag::INCLUDED);
+    }
+
+    #[test]
+    fn compile_error_names_the_side() {
+        let err = StaticFilter::compile(&["ok"], &["ok", "x/"], &[], &[], false).unwrap_err();
+        assert_eq!(err, (Side::Exclude, 1, PatternIssue::EmptyTool));
+    }
+}

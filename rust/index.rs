@@ -1,0 +1,300 @@
+//! Pattern indexes whose cost per query is flat in the number of patterns.
+//!
+//! In the manner of ripgrep's globset, every glob is classified by its literal
+//! anchors and filed where one lookup finds it:
+//!
+//! * `*` (matches everything) in a plain list, checked first;
+//! * literals in a hash set;
+//! * globs with a literal prefix in buckets keyed by that prefix, one hash map
+//!   per prefix length, so a query does one lookup per distinct length;
+//! * globs with no prefix but a literal suffix, likewise by suffix;
+//! * globs with neither (`*infix*`, `*a*b*`) under their longest middle
+//!   literal, found for all of them at once by one Aho-Corasick scan.
+//!
+//! A hit on a key is the whole test for `prefix*`, `*suffix` and `*infix*`;
+//! anything with more structure is verified against its full `SegmentGlob`
+//! (linear) only after its key hit. No glob sits in a list that every query
+//! walks, except the `*` globs, which answer at once.
+
+use std::ops::ControlFlow;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use rustc_hash::FxHashMap;
+
+use crate::glob::{GlobParts, SegmentGlob};
+
+/// A glob found through a key; `verify` holds the full glob when the key alone
+/// does not decide.
+#[derive(Clone, Debug)]
+struct Candidate {
+    id: u32,
+    verify: Option<SegmentGlob>,
+}
+
+impl Candidate {
+    #[inline]
+    fn accepts(&self, s: &[u8]) -> bool {
+        self.verify.as_ref().is_none_or(|g| g.is_match(s))
+    }
+}
+
+/// Candidates by their literal key.
+type KeyMap = FxHashMap<Box<[u8]>, Vec<Candidate>>;
+
+/// Keyed candidates, one map per key length (sorted by length).
+#[derive(Clone, Debug, Default)]
+struct LengthBuckets {
+    buckets: Vec<(usize, KeyMap)>,
+}
+
+impl LengthBuckets {
+    fn insert(&mut self, key: &[u8], candidate: Candidate) {
+        let at = match self.buckets.binary_search_by_key(&key.len(), |(len, _)| *len) {
+            Ok(at) => at,
+            Err(at) => {
+                self.buckets.insert(at, (key.len(), FxHashMap::default()));
+                at
+            }
+        };
+        self.buckets[at].1.entry(key.into()).or_default().push(candidate);
+    }
+
+    /// Visits candidates whose key is `s`'s prefix (or suffix, when `from_end`).
+    #[inline]
+    fn for_each<F>(&self, s: &[u8], from_end: bool, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        for (len, map) in &self.buckets {
+            if *len > s.len() {
+                break;
+            }
+            let key = if from_end { &s[s.len() - len..] } else { &s[..*len] };
+            if let Some(candidates) = map.get(key) {
+                for c in candidates {
+                    if c.accepts(s) {
+                        f(c.id)?;
+                    }
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.buckets.is_empty()
+    }
+}
+
+/// Globs without a prefix or suffix, found by one scan for all their infixes.
+#[derive(Clone, Debug)]
+struct InfixSet {
+    automaton: AhoCorasick,
+    candidates: Vec<Vec<Candidate>>,
+}
+
+impl InfixSet {
+    fn build(entries: Vec<(Vec<u8>, Candidate)>) -> Option<Self> {
+        if entries.is_empty() {
+            return None;
+        }
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        let mut slot: FxHashMap<Vec<u8>, usize> = FxHashMap::default();
+        let mut candidates: Vec<Vec<Candidate>> = Vec::new();
+        for (key, candidate) in entries {
+            let at = *slot.entry(key.clone()).or_insert_with(|| {
+                keys.push(key);
+                candidates.push(Vec::new());
+                candidates.len() - 1
+            });
+            candidates[at].push(candidate);
+        }
+        let automaton = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::Standard)
+            .build(&keys)
+            .expect("infix literals are plain bytes and always build");
+        Some(InfixSet { automaton, candidates })
+    }
+
+    #[inline]
+    fn for_each<F>(&self, s: &[u8], seen: &mut Vec<bool>, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        // A key may occur many times; its candidates are tried once.
+        seen.clear();
+        seen.resize(self.candidates.len(), false);
+        for m in self.automaton.find_overlapping_iter(s) {
+            let key = m.pattern().as_usize();
+            if std::mem::replace(&mut seen[key], true) {
+                continue;
+            }
+            for c in &self.candidates[key] {
+                if c.accepts(s) {
+                    f(c.id)?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// A set of segment globs, each with an id, answering "which match `s`".
+#[derive(Clone, Debug, Default)]
+pub struct SegmentIndex {
+    any: Vec<u32>,
+    literal: FxHashMap<Box<[u8]>, Vec<u32>>,
+    prefix: LengthBuckets,
+    suffix: LengthBuckets,
+    infix: Option<InfixSet>,
+}
+
+/// Reusable per-thread buffers for queries.
+#[derive(Default)]
+pub struct Scratch {
+    seen: Vec<bool>,
+}
+
+impl SegmentIndex {
+    pub fn build<'a, I>(globs: I) -> Self
+    where
+        I: IntoIterator<Item = (&'a [u8], u32)>,
+    {
+        let mut index = SegmentIndex::default();
+        let mut infixes = Vec::new();
+        for (pattern, id) in globs {
+            let parts = GlobParts::split(pattern);
+            if !parts.has_star {
+                index.literal.entry(pattern.into()).or_default().push(id);
+                continue;
+            }
+            let simple = parts.middles.is_empty();
+            let candidate = |needs_verify: bool| Candidate {
+                id,
+                verify: needs_verify.then(|| SegmentGlob::new(pattern)),
+            };
+            if !parts.prefix.is_empty() {
+                index.prefix.insert(parts.prefix, candidate(!(simple && parts.suffix.is_empty())));
+            } else if !parts.suffix.is_empty() {
+                index.suffix.insert(parts.suffix, candidate(!simple));
+            } else if let Some(longest) = parts.middles.iter().max_by_key(|m| m.len()) {
+                infixes.push((longest.to_vec(), candidate(parts.middles.len() > 1)));
+            } else {
+                index.any.push(id);
+            }
+        }
+        index.infix = InfixSet::build(infixes);
+        index
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.any.is_empty()
+            && self.literal.is_empty()
+            && self.prefix.is_empty()
+            && self.suffix.is_empty()
+            && self.infix.is_none()
+    }
+
+    /// Calls `f` with the id of every glob that matches `s` (an id may repeat
+    /// only if it was inserted twice); stops when `f` breaks.
+    #[inline]
+    pub fn for_each_match<F>(&self, s: &[u8], scratch: &mut Scratch, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        for &id in &self.any {
+            f(id)?;
+        }
+        if let Some(ids) = self.literal.get(s) {
+            for &id in ids {
+                f(id)?;
+            }
+        }
+        self.prefix.for_each(s, false, f)?;
+        self.suffix.for_each(s, true, f)?;
+        if let Some(infix) = &self.infix {
+            infix.for_each(s, &mut scratch.seen, f)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Whether any glob matches `s`.
+    pub fn any_match(&self, s: &[u8], scratch: &mut Scratch) -> bool {
+        self.for_each_match(s, scratch, &mut |_| ControlFlow::Break(())).is_break()
+    }
+
+    /// The smallest id of a matching glob.
+    pub fn min_match(&self, s: &[u8], scratch: &mut Scratch) -> Option<u32> {
+        let mut best: Option<u32> = None;
+        let _ = self.for_each_match(s, scratch, &mut |id| {
+            best = Some(best.map_or(id, |b| b.min(id)));
+            ControlFlow::Continue(())
+        });
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(globs: &[&str]) -> SegmentIndex {
+        SegmentIndex::build(globs.iter().enumerate().map(|(i, g)| (g.as_bytes(), i as u32)))
+    }
+
+    fn all_matches(globs: &[&str], s: &str) -> Vec<u32> {
+        let mut got = Vec::new();
+        let _ = index(globs).for_each_match(s.as_bytes(), &mut Scratch::default(), &mut |id| {
+            got.push(id);
+            ControlFlow::Continue(())
+        });
+        got.sort_unstable();
+        got
+    }
+
+    fn naive(globs: &[&str], s: &str) -> Vec<u32> {
+        (0..globs.len() as u32)
+            .filter(|&i| SegmentGlob::new(globs[i as usize].as_bytes()).is_match(s.as_bytes()))
+            .collect()
+    }
+
+    macro_rules! index_cases {
+        ($($name:ident: $globs:expr, $input:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let want: &[u32] = &$want;
+                assert_eq!(all_matches(&$globs, $input), want.to_vec());
+                assert_eq!(all_matches(&$globs, $input), naive(&$globs, $input));
+            }
+        )*};
+    }
+
+    index_cases! {
+        literal_hit: ["create_issue", "x"], "create_issue" => [0];
+        literal_miss: ["create_issue"], "create_issues" => [];
+        any_always: ["*", "a"], "zzz" => [0];
+        prefix_lengths: ["c*", "cr*", "create_*", "d*"], "create_issue" => [0, 1, 2];
+        prefix_too_long: ["create_issue_*"], "create_issue" => [];
+        suffix: ["*_issue", "*e", "*x"], "create_issue" => [0, 1];
+        prefix_suffix_verified: ["ab*ba"], "aba" => [];
+        prefix_suffix_hit: ["ab*ba"], "abba" => [0];
+        general_by_prefix: ["a*b*c"], "aXbYc" => [0];
+        general_by_prefix_miss: ["a*b*c"], "aXcYb" => [];
+        general_by_suffix: ["*b*c"], "abc" => [0];
+        infix: ["*pull*", "*push*"], "list_pull_requests" => [0];
+        infix_general: ["*a*b*", "*b*a*"], "xaxbx" => [0];
+        infix_repeated_key: ["*aa*"], "aaaaaa" => [0];
+        shared_keys: ["a*", "a*", "a*z"], "abz" => [0, 1, 2];
+        mixed: ["*", "gh*", "*_v2", "*pr*", "list_prs_v2"], "list_prs_v2" => [0, 2, 3, 4];
+        empty_string: ["", "*", "a*"], "" => [0, 1];
+    }
+
+    #[test]
+    fn min_and_any() {
+        let idx = index(&["z*", "*x", "abx"]);
+        let mut scratch = Scratch::default();
+        assert_eq!(idx.min_match(b"abx", &mut scratch), Some(1));
+        assert!(idx.any_match(b"zz", &mut scratch));
+        assert!(!idx.any_match(b"q", &mut scratch));
+    }
+}

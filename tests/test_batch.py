@@ -1,0 +1,99 @@
+"""Batch forms, pickling and sharing: each equal to the scalar answers."""
+
+from __future__ import annotations
+
+import pickle
+import re
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolfilter_fast
+from toolfilter_fast import Tool, reference
+
+from conftest import EQUIVALENCE_EXAMPLES
+from test_filter_properties import any_pattern, build, contexts, tools
+
+
+@settings(max_examples=EQUIVALENCE_EXAMPLES // 4)
+@given(
+    st.lists(any_pattern, max_size=4), st.lists(any_pattern, max_size=4),
+    st.lists(tools, max_size=12), contexts, st.sampled_from([None, 1, 2, 3]),
+)
+def test_batches_equal_scalar_and_reference(include, exclude, tool_list, ctx, threads):
+    fast, _ = build(toolfilter_fast, include, exclude)
+    ref, _ = build(reference, include, exclude)
+    if fast is None:
+        return
+    static = [ref.static_visible(t) for t in tool_list]
+    dynamic = [ref.visible(t, ctx) for t in tool_list]
+    kept = [i for i, keep in enumerate(static) if keep]
+    assert fast.static_mask(tool_list, threads=threads) == static
+    assert fast.static_mask(tool_list, indices=True, threads=threads) == kept
+    assert fast.mask(tool_list, ctx, threads=threads) == dynamic
+    assert fast.mask(tool_list, ctx, indices=True) == ref.mask(tool_list, ctx, indices=True)
+    assert fast.static_filter(tool_list, threads=threads) == [tool_list[i] for i in kept]
+    assert fast.filter(tool_list, ctx, threads=threads) == ref.filter(tool_list, ctx)
+    pairs = [(t.server_id, t.name) for t in tool_list]
+    assert fast.static_mask_pairs(pairs, threads=threads) == static
+    assert fast.static_mask_pairs(pairs, indices=True) == kept
+    columns = ([t.server_id for t in tool_list], [t.name for t in tool_list])
+    assert fast.static_mask_columns(*columns, threads=threads) == static
+    assert ref.static_mask_columns(*columns) == static
+
+
+def test_batch_returns_the_same_objects_in_input_order():
+    tool_list = [Tool(f"s{i % 7}", f"t{i}") for i in range(100_000)]
+    f = toolfilter_fast.compile(include=["s1/*", "s2/*", "*/t9*"], exclude=["*/T99*"])
+    got = f.static_filter(tool_list)              # big enough to use every core
+    want = [t for t in tool_list if f.static_visible(t)]
+    assert len(got) == len(want) and all(a is b for a, b in zip(got, want, strict=True))
+    assert f.static_filter(iter(tool_list), threads=1) == got  # any iterable
+
+
+def test_batch_with_regex_calls_back_only_where_needed():
+    f = toolfilter_fast.compile(
+        include=["a/*", ("b", re.compile("^keep"))], exclude=[("A", re.compile("drop"))],
+    )
+    tool_list = [Tool("a", "x"), Tool("a", "Drop-it"), Tool("b", "keep_1"), Tool("b", "no"),
+                 Tool("c", "keep")]
+    assert f.static_mask(tool_list) == [True, False, True, False, False]
+
+
+def _visible_count(f: toolfilter_fast.ToolFilter) -> int:
+    return len(f.static_filter([Tool("gh", n) for n in ("read", "Delete-Repo", "x")]))
+
+
+def _admins(tool, ctx):
+    return ctx == "admin"
+
+
+def test_filters_pickle_by_rebuilding():
+    f = toolfilter_fast.compile(
+        include=["gh/*", ("fs", re.compile("^read")), _admins], exclude=["*/delete_*"],
+    )
+    g = pickle.loads(pickle.dumps(f))
+    assert type(g) is toolfilter_fast.ToolFilter
+    assert g.include == f.include and g.exclude == f.exclude
+    probe = [Tool("gh", "Delete-Repo"), Tool("fs", "read_x"), Tool("zz", "q")]
+    assert g.mask(probe, "admin") == f.mask(probe, "admin") == [False, True, True]
+    r = pickle.loads(pickle.dumps(reference.compile(include=["gh/*"])))
+    assert r.static_mask(probe) == [True, False, False]
+
+
+def test_filter_in_a_process_pool():
+    f = toolfilter_fast.compile(exclude=["*/delete_*"])
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        assert list(pool.map(_visible_count, [f, f])) == [2, 2]
+
+
+def test_filter_shared_between_threads():
+    f = toolfilter_fast.compile(include=["s*/*"], exclude=["*/*9"])
+    tool_list = [Tool(f"s{i % 13}", f"t{i}") for i in range(20_000)]
+    want = f.static_mask(tool_list, threads=1)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: f.static_mask(tool_list), range(8)))
+        scalars = list(pool.map(lambda t: f.static_visible(t), tool_list[:2000]))
+    assert all(r == want for r in results)
+    assert scalars == want[:2000]
