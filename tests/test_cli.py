@@ -123,7 +123,7 @@ def test_demo_json(tmp_path):
     result = run("demo", "--format", "json", cwd=tmp_path)
     doc = json.loads(result.stdout)
     assert [run_["ctx"]["role"] for run_ in doc["runs"]] == ["user", "admin"]
-    merge = [t for t in doc["runs"][0]["tools"] if t["name"] == "merge_pr"][0]
+    merge = next(t for t in doc["runs"][0]["tools"] if t["name"] == "merge_pr")
     assert (merge["visible"], merge["step"]) == (False, "exclude_callable")
 
 

@@ -7,6 +7,7 @@ import re
 import warnings
 
 import pytest
+
 from toolfilter_fast import ConfigError, PatternError, Tool, ToolFilter
 from toolfilter_fast.config import load_config, load_file
 

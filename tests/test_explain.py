@@ -8,6 +8,7 @@ import re
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+
 from toolfilter_fast import Decision, PatternError, Tool, ToolFilter, reference
 from toolfilter_fast.explain import STEPS, Explainer, describe_pattern, explain
 

@@ -74,7 +74,7 @@ def _catalog_args(args: Sequence[str], server_id: str | None) -> list[tuple[str,
             "--server-id names the server of a single catalog; with several, "
             "write each as SERVER=FILE",
         )
-    out = []
+    out: list[tuple[str, str | None]] = []
     for arg in args:
         server, equals, path = arg.partition("=")
         if equals and arg != "-" and not Path(arg).exists():
@@ -275,12 +275,10 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     explainer = Explainer(config.filter)
     decisions = []
     for (server, name), text in zip(targets, args.tools, strict=True):
-        tool = known.get((server, name))
-        if tool is None:
-            if args.catalog:
-                raise UsageError(f"{text!r} is not in the given catalogs")
-            tool = Tool(server, name)
-        decisions.append(explainer.explain(tool, ctx))
+        found = known.get((server, name))
+        if found is None and args.catalog:
+            raise UsageError(f"{text!r} is not in the given catalogs")
+        decisions.append(explainer.explain(found or Tool(server, name), ctx))
     out = sys.stdout
     if args.format == "json":
         json.dump([d.to_dict() for d in decisions], out, ensure_ascii=False, indent=2)
@@ -297,11 +295,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from . import _demo
-    from .config import tomllib
+    from .config import parse_toml
 
     if args.write_example is not None:
         return _write_example(Path(args.write_example))
-    config = load_config(tomllib.loads(_demo.EXAMPLE_CONFIG), path="<example filters.toml>")
+    config = load_config(parse_toml(_demo.EXAMPLE_CONFIG), path="<example filters.toml>")
     tools = _demo.example_tools()
     explainer = Explainer(config.filter)
     out = sys.stdout
@@ -360,7 +358,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 class _Parser(argparse.ArgumentParser):
     """argparse with the program's error format: one line, then the usage hint, exit 2."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
 

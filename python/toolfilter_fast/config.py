@@ -62,7 +62,7 @@ from .filter import ToolFilter
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+    import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 __all__ = [
     "FOCUS_LENS_MODES",
@@ -73,6 +73,7 @@ __all__ = [
     "filter_from_file",
     "load_config",
     "load_file",
+    "parse_toml",
     "read_file",
 ]
 
@@ -350,6 +351,11 @@ def load_config(
     return Config(tool_filter, groups, focus_lens, where.path)
 
 
+def parse_toml(text: str) -> dict[str, Any]:
+    """TOML text to a dict (``tomllib``, or ``tomli`` before Python 3.11)."""
+    return tomllib.loads(text)
+
+
 def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Parses a TOML or JSON config file into a dict (ConfigError when it cannot)."""
     name = os.fspath(path)
@@ -370,7 +376,7 @@ def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     suffix = Path(name).suffix.lower()
     as_json = suffix == ".json" or (suffix != ".toml" and text.lstrip().startswith("{"))
     try:
-        parsed = json.loads(text) if as_json else tomllib.loads(text)
+        parsed = json.loads(text) if as_json else parse_toml(text)
     except json.JSONDecodeError as err:
         raise ConfigError(f"invalid JSON: {err.msg} (line {err.lineno}, column {err.colno})",
                           path=name) from None
