@@ -40,6 +40,13 @@ pub enum Side {
     Exclude,
 }
 
+/// Equal slices, checking identity first: a batch hands the same server id's
+/// bytes to every tool of that server.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+}
+
 /// The string patterns of both options and the server globs of the regexes.
 #[derive(Clone, Debug)]
 pub struct StaticFilter {
@@ -149,7 +156,7 @@ impl StaticFilter {
         out.reserve(pairs.len());
         for &(server, tool) in pairs {
             // Catalogs come grouped by server: try the previous server first.
-            if last.as_ref().is_none_or(|(s, _)| *s != server) {
+            if last.as_ref().is_none_or(|(s, _)| !same_bytes(s, server)) {
                 if let Some((s, plan)) = last.take() {
                     plans.insert(s, plan);
                 }

@@ -83,16 +83,16 @@ impl SegmentGlob {
     #[inline]
     pub fn is_match(&self, s: &[u8]) -> bool {
         match self {
-            SegmentGlob::Literal(lit) => s == lit.as_slice(),
+            SegmentGlob::Literal(lit) => s.len() == lit.len() && starts_with(s, lit),
             SegmentGlob::Any => true,
-            SegmentGlob::Prefix(p) => s.starts_with(p),
-            SegmentGlob::Suffix(x) => s.ends_with(x),
+            SegmentGlob::Prefix(p) => starts_with(s, p),
+            SegmentGlob::Suffix(x) => ends_with(s, x),
             SegmentGlob::PrefixSuffix { prefix, suffix } => {
-                s.len() >= prefix.len() + suffix.len() && s.starts_with(prefix) && s.ends_with(suffix)
+                s.len() >= prefix.len() + suffix.len() && starts_with(s, prefix) && ends_with(s, suffix)
             }
             SegmentGlob::Contains(finder) => finder.find(s).is_some(),
             SegmentGlob::General { prefix, middles, suffix, min_len } => {
-                if s.len() < *min_len || !s.starts_with(prefix) || !s.ends_with(suffix) {
+                if s.len() < *min_len || !starts_with(s, prefix) || !ends_with(s, suffix) {
                     return false;
                 }
                 let mut rest = &s[prefix.len()..s.len() - suffix.len()];
@@ -111,6 +111,18 @@ impl SegmentGlob {
     pub fn is_any(&self) -> bool {
         matches!(self, SegmentGlob::Any)
     }
+}
+
+/// `s.starts_with(p)` without a `memcmp` call for the short literals globs hold.
+#[inline]
+fn starts_with(s: &[u8], p: &[u8]) -> bool {
+    s.len() >= p.len() && s.iter().zip(p).all(|(a, b)| a == b)
+}
+
+/// `s.ends_with(x)`, likewise.
+#[inline]
+fn ends_with(s: &[u8], x: &[u8]) -> bool {
+    s.len() >= x.len() && s[s.len() - x.len()..].iter().zip(x).all(|(a, b)| a == b)
 }
 
 /// One-shot match of `pattern` against `s`.

@@ -4,10 +4,10 @@
 //! anchors and filed where one lookup finds it:
 //!
 //! * `*` (matches everything) in a plain list, checked first;
-//! * literals in a hash set;
-//! * globs with a literal prefix in buckets keyed by that prefix, one hash map
-//!   per prefix length, so a query does one lookup per distinct length;
-//! * globs with no prefix but a literal suffix, likewise by suffix;
+//! * literals and globs with a literal prefix in a byte trie of those keys, so
+//!   one walk over the start of the string finds them all;
+//! * globs with no prefix but a literal suffix in a trie of reversed suffixes,
+//!   walked from the end;
 //! * globs with neither (`*infix*`, `*a*b*`) under their longest middle
 //!   literal, found for all of them at once by one Aho-Corasick scan.
 //!
@@ -22,6 +22,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use rustc_hash::FxHashMap;
 
 use crate::glob::{GlobParts, SegmentGlob};
+use crate::trie::ByteTrie;
 
 /// A glob found through a key; `verify` holds the full glob when the key alone
 /// does not decide.
@@ -38,52 +39,30 @@ impl Candidate {
     }
 }
 
-/// Candidates by their literal key.
-type KeyMap = FxHashMap<Box<[u8]>, Vec<Candidate>>;
-
-/// Keyed candidates, one map per key length (sorted by length).
-#[derive(Clone, Debug, Default)]
-struct LengthBuckets {
-    buckets: Vec<(usize, KeyMap)>,
+/// What a trie node holds for one glob.
+#[derive(Clone, Debug)]
+enum Entry {
+    /// A literal glob: matches only when its key is the whole string.
+    Exact(u32),
+    /// A glob anchored by this key (a prefix, or a suffix in the reversed trie).
+    Anchored(Candidate),
 }
 
-impl LengthBuckets {
-    fn insert(&mut self, key: &[u8], candidate: Candidate) {
-        let at = match self.buckets.binary_search_by_key(&key.len(), |(len, _)| *len) {
-            Ok(at) => at,
-            Err(at) => {
-                self.buckets.insert(at, (key.len(), FxHashMap::default()));
-                at
-            }
-        };
-        self.buckets[at].1.entry(key.into()).or_default().push(candidate);
-    }
-
-    /// Visits candidates whose key is `s`'s prefix (or suffix, when `from_end`).
-    #[inline]
-    fn for_each<F>(&self, s: &[u8], from_end: bool, f: &mut F) -> ControlFlow<()>
-    where
-        F: FnMut(u32) -> ControlFlow<()>,
-    {
-        for (len, map) in &self.buckets {
-            if *len > s.len() {
-                break;
-            }
-            let key = if from_end { &s[s.len() - len..] } else { &s[..*len] };
-            if let Some(candidates) = map.get(key) {
-                for c in candidates {
-                    if c.accepts(s) {
-                        f(c.id)?;
-                    }
-                }
-            }
+/// Visits the entries of a trie walk that match `s`.
+#[inline]
+fn visit_entries<F>(entries: &[Entry], whole: bool, s: &[u8], f: &mut F) -> ControlFlow<()>
+where
+    F: FnMut(u32) -> ControlFlow<()>,
+{
+    for entry in entries {
+        match entry {
+            Entry::Exact(id) if whole => f(*id)?,
+            Entry::Exact(_) => {}
+            Entry::Anchored(c) if c.accepts(s) => f(c.id)?,
+            Entry::Anchored(_) => {}
         }
-        ControlFlow::Continue(())
     }
-
-    fn is_empty(&self) -> bool {
-        self.buckets.is_empty()
-    }
+    ControlFlow::Continue(())
 }
 
 /// Globs without a prefix or suffix, found by one scan for all their infixes.
@@ -143,9 +122,10 @@ impl InfixSet {
 #[derive(Clone, Debug, Default)]
 pub struct SegmentIndex {
     any: Vec<u32>,
-    literal: FxHashMap<Box<[u8]>, Vec<u32>>,
-    prefix: LengthBuckets,
-    suffix: LengthBuckets,
+    /// Literals and prefix-anchored globs, walked forwards.
+    forward: ByteTrie<Entry>,
+    /// Suffix-anchored globs (no prefix), keys reversed, walked backwards.
+    backward: ByteTrie<Entry>,
     infix: Option<InfixSet>,
 }
 
@@ -161,11 +141,11 @@ impl SegmentIndex {
         I: IntoIterator<Item = (&'a [u8], u32)>,
     {
         let mut index = SegmentIndex::default();
-        let mut infixes = Vec::new();
+        let (mut forward, mut backward, mut infixes) = (Vec::new(), Vec::new(), Vec::new());
         for (pattern, id) in globs {
             let parts = GlobParts::split(pattern);
             if !parts.has_star {
-                index.literal.entry(pattern.into()).or_default().push(id);
+                forward.push((pattern.to_vec(), Entry::Exact(id)));
                 continue;
             }
             let simple = parts.middles.is_empty();
@@ -173,26 +153,27 @@ impl SegmentIndex {
                 id,
                 verify: needs_verify.then(|| SegmentGlob::new(pattern)),
             };
-            if !parts.prefix.is_empty() {
-                index.prefix.insert(parts.prefix, candidate(!(simple && parts.suffix.is_empty())));
+            // Key a glob by its longer anchor: the more selective one.
+            if !parts.prefix.is_empty() && parts.prefix.len() >= parts.suffix.len() {
+                let c = candidate(!(simple && parts.suffix.is_empty()));
+                forward.push((parts.prefix.to_vec(), Entry::Anchored(c)));
             } else if !parts.suffix.is_empty() {
-                index.suffix.insert(parts.suffix, candidate(!simple));
+                let reversed = parts.suffix.iter().rev().copied().collect();
+                backward.push((reversed, Entry::Anchored(candidate(!(simple && parts.prefix.is_empty())))));
             } else if let Some(longest) = parts.middles.iter().max_by_key(|m| m.len()) {
                 infixes.push((longest.to_vec(), candidate(parts.middles.len() > 1)));
             } else {
                 index.any.push(id);
             }
         }
+        index.forward = ByteTrie::build(forward);
+        index.backward = ByteTrie::build(backward);
         index.infix = InfixSet::build(infixes);
         index
     }
 
     pub fn is_empty(&self) -> bool {
-        self.any.is_empty()
-            && self.literal.is_empty()
-            && self.prefix.is_empty()
-            && self.suffix.is_empty()
-            && self.infix.is_none()
+        self.any.is_empty() && self.forward.is_empty() && self.backward.is_empty() && self.infix.is_none()
     }
 
     /// Calls `f` with the id of every glob that matches `s` (an id may repeat
@@ -205,13 +186,8 @@ impl SegmentIndex {
         for &id in &self.any {
             f(id)?;
         }
-        if let Some(ids) = self.literal.get(s) {
-            for &id in ids {
-                f(id)?;
-            }
-        }
-        self.prefix.for_each(s, false, f)?;
-        self.suffix.for_each(s, true, f)?;
+        self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, f))?;
+        self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, f))?;
         if let Some(infix) = &self.infix {
             infix.for_each(s, &mut scratch.seen, f)?;
         }

@@ -13,6 +13,7 @@ pub mod fold;
 pub mod glob;
 pub mod index;
 pub mod rules;
+pub mod trie;
 pub mod wtf8;
 
 #[cfg(feature = "python")]

@@ -97,3 +97,17 @@ def test_filter_shared_between_threads():
         scalars = list(pool.map(lambda t: f.static_visible(t), tool_list[:2000]))
     assert all(r == want for r in results)
     assert scalars == want[:2000]
+
+
+def test_server_repeated_across_block_boundaries():
+    # Regression: a server id object shared by neighbouring tools is copied once per
+    # block; a 150k batch crosses two block boundaries inside one server's run.
+    server = "srv"
+    tool_list = [Tool(server, f"t{i}") for i in range(150_000)]
+    tool_list += [Tool("other", "t1"), Tool(server, "t2")]
+    f = toolfilter_fast.compile(include=["srv/t1*", "other/*"], exclude=["*/T13*"])
+    want = [f.static_visible(t) for t in tool_list]
+    for threads in (1, 2):
+        assert f.static_mask(tool_list, threads=threads) == want
+    columns = ([t.server_id for t in tool_list], [t.name for t in tool_list])
+    assert f.static_mask_columns(*columns) == want

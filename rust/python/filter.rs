@@ -1,6 +1,5 @@
 //! Bindings for the tool filter: folds, globs and rule sets.
 
-use std::borrow::Cow;
 use std::cell::RefCell;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -151,60 +150,97 @@ fn threads_for(n: usize, threads: Option<usize>) -> usize {
     }
 }
 
-/// The `(server_id, name)` strings of item `i` of a batch.
-type Pair<'py> = (Bound<'py, PyString>, Bound<'py, PyString>);
-/// Their bytes, borrowed from the strings where no surrogate forced a copy.
-type PairBytes<'a> = (Cow<'a, [u8]>, Cow<'a, [u8]>);
-
-fn tool_pair<'py>(tool: &Bound<'py, PyAny>, i: usize) -> PyResult<Pair<'py>> {
-    let py = tool.py();
-    let get = |attr: &Bound<'py, PyString>, field: &str| -> PyResult<Bound<'py, PyString>> {
-        let value = tool.getattr(attr).map_err(|_| {
-            let type_name = tool.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
-            PyTypeError::new_err(format!(
-                "tools[{i}] is not a tool (an object with server_id and name): {type_name}"
-            ))
-        })?;
-        Ok(as_str(&value, &format!("tools[{i}].{field}"))?.clone())
-    };
-    Ok((get(intern!(py, "server_id"), "server_id")?, get(intern!(py, "name"), "name")?))
+/// A block of a batch with its strings copied out of Python, so that the GIL
+/// can be released while it is matched: nothing borrowed from a Python object
+/// is touched without the GIL, whatever other threads do to the input.
+#[derive(Default)]
+struct Block {
+    bytes: Vec<u8>,
+    /// Byte ranges of each item's server id and name in `bytes`.
+    spans: Vec<(usize, usize, usize, usize)>,
 }
 
-fn tuple_pair<'py>(item: &Bound<'py, PyAny>, i: usize) -> PyResult<Pair<'py>> {
-    let pair = item
-        .cast::<PyTuple>()
-        .ok()
-        .filter(|t| t.len() == 2)
-        .ok_or_else(|| PyTypeError::new_err(format!("pairs[{i}] must be a (server_id, name) tuple")))?;
-    let server = pair.get_item(0)?;
-    let name = pair.get_item(1)?;
-    Ok((
-        as_str(&server, &format!("pairs[{i}][0]"))?.clone(),
-        as_str(&name, &format!("pairs[{i}][1]"))?.clone(),
-    ))
+impl Block {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.spans.clear();
+    }
+
+    fn copy(&mut self, s: &Bound<'_, PyString>) -> PyResult<(usize, usize)> {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(&string_bytes(s)?);
+        Ok((start, self.bytes.len()))
+    }
+
+    fn pairs(&self) -> Vec<(&[u8], &[u8])> {
+        self.spans.iter().map(|&(a, b, c, d)| (&self.bytes[a..b], &self.bytes[c..d])).collect()
+    }
+}
+
+/// Reads one item of a batch into a block. The server id of the previous item
+/// is reused when it is the same object (a catalog repeats one per server);
+/// `last` keeps that object alive so its address cannot be reused meanwhile.
+struct Reader<'py> {
+    last: Option<(Bound<'py, PyString>, (usize, usize))>,
+}
+
+impl<'py> Reader<'py> {
+    fn push(&mut self, block: &mut Block, server: &Bound<'py, PyString>, name: &Bound<'py, PyString>) -> PyResult<()> {
+        let server_span = match &self.last {
+            Some((obj, span)) if obj.is(server) => *span,
+            _ => {
+                let span = block.copy(server)?;
+                self.last = Some((server.clone(), span));
+                span
+            }
+        };
+        let name_span = block.copy(name)?;
+        block.spans.push((server_span.0, server_span.1, name_span.0, name_span.1));
+        Ok(())
+    }
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+}
+
+/// Item `i` of a list, borrowed: no reference count is touched. Only for
+/// loops that run no Python code between the read and the last use.
+fn list_item<'a, 'py>(list: &'a Bound<'py, PyList>, i: usize) -> PyResult<Borrowed<'a, 'py, PyAny>> {
+    // SAFETY: `i < len` is checked by the C call (NULL + IndexError otherwise);
+    // the list holds the item while no Python code runs.
+    unsafe {
+        let ptr = pyo3::ffi::PyList_GetItem(list.as_ptr(), i as pyo3::ffi::Py_ssize_t);
+        if ptr.is_null() {
+            return Err(PyErr::fetch(list.py()));
+        }
+        Ok(Borrowed::from_ptr(list.py(), ptr))
+    }
 }
 
 impl PyStaticFilter {
-    /// Decides `n` items, reading item `i`'s strings with `pair_at`.
+    /// Decides `n` items in blocks: `read(block, reader, i)` copies item `i`
+    /// with the GIL held, then the block is matched with the GIL released.
     fn decide<'py>(
         &self,
         py: Python<'py>,
         n: usize,
         threads: Option<usize>,
-        pair_at: impl Fn(usize) -> PyResult<Pair<'py>>,
+        mut read: impl FnMut(&mut Block, &mut Reader<'py>, usize) -> PyResult<()>,
     ) -> PyResult<Vec<Outcome>> {
         let threads = threads_for(n, threads);
         let mut out = Vec::with_capacity(n);
+        let mut block = Block::default();
         for start in (0..n).step_by(BLOCK) {
-            let end = n.min(start + BLOCK);
-            let strings: Vec<Pair<'py>> = (start..end).map(&pair_at).collect::<PyResult<_>>()?;
-            let bytes: Vec<PairBytes<'_>> = strings
-                .iter()
-                .map(|(s, t)| Ok((string_bytes(s)?, string_bytes(t)?)))
-                .collect::<PyResult<_>>()?;
-            let pairs: Vec<(&[u8], &[u8])> = bytes.iter().map(|(s, t)| (s.as_ref(), t.as_ref())).collect();
+            block.clear();
+            // Spans point into this block only.
+            let mut reader = Reader { last: None };
+            for i in start..n.min(start + BLOCK) {
+                read(&mut block, &mut reader, i)?;
+            }
             let inner = &self.inner;
-            out.extend(py.detach(|| inner.outcomes(&pairs, threads)));
+            let block = &block;
+            out.extend(py.detach(|| inner.outcomes(&block.pairs(), threads)));
         }
         Ok(out)
     }
@@ -303,7 +339,23 @@ impl PyStaticFilter {
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
         let select = Select::parse(mode)?;
-        let outcomes = self.decide(py, tools.len(), threads, |i| tool_pair(&tools.get_item(i)?, i))?;
+        let server_id = intern!(py, "server_id");
+        let name = intern!(py, "name");
+        let outcomes = self.decide(py, tools.len(), threads, |block, reader, i| {
+            // An owned reference: reading attributes may run Python code.
+            let tool = tools.get_item(i)?;
+            let field = |attr: &Bound<'py, PyString>, what: &str| -> PyResult<Bound<'py, PyString>> {
+                let value = tool.getattr(attr).map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "tools[{i}] is not a tool (an object with server_id and name): {}",
+                        type_name(&tool)
+                    ))
+                })?;
+                Ok(as_str(&value, || format!("tools[{i}].{what}"))?.clone())
+            };
+            let (s, t) = (field(server_id, "server_id")?, field(name, "name")?);
+            reader.push(block, &s, &t)
+        })?;
         answer(py, &outcomes, select, Some(tools), judge, recheck)
     }
 
@@ -318,7 +370,18 @@ impl PyStaticFilter {
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
         let select = Select::parse(mode)?;
-        let outcomes = self.decide(py, pairs.len(), threads, |i| tuple_pair(&pairs.get_item(i)?, i))?;
+        let outcomes = self.decide(py, pairs.len(), threads, |block, reader, i| {
+            let item = list_item(pairs, i)?;
+            let pair = item
+                .cast::<PyTuple>()
+                .ok()
+                .filter(|t| t.len() == 2)
+                .ok_or_else(|| PyTypeError::new_err(format!("pairs[{i}] must be a (server_id, name) tuple")))?;
+            let (s, t) = (pair.get_item(0)?, pair.get_item(1)?);
+            let s = as_str(&s, || format!("pairs[{i}][0]"))?;
+            let t = as_str(&t, || format!("pairs[{i}][1]"))?;
+            reader.push(block, s, t)
+        })?;
         answer(py, &outcomes, select, Some(pairs), judge, false)
     }
 
@@ -341,13 +404,11 @@ impl PyStaticFilter {
                 names.len()
             )));
         }
-        let outcomes = self.decide(py, names.len(), threads, |i| {
-            let server = server_ids.get_item(i)?;
-            let name = names.get_item(i)?;
-            Ok((
-                as_str(&server, &format!("server_ids[{i}]"))?.clone(),
-                as_str(&name, &format!("names[{i}]"))?.clone(),
-            ))
+        let outcomes = self.decide(py, names.len(), threads, |block, reader, i| {
+            let (s, t) = (list_item(server_ids, i)?, list_item(names, i)?);
+            let s = as_str(&s, || format!("server_ids[{i}]"))?;
+            let t = as_str(&t, || format!("names[{i}]"))?;
+            reader.push(block, s, t)
         })?;
         answer(py, &outcomes, select, None, judge, false)
     }

@@ -14,14 +14,17 @@ mod filter;
 /// The generalized UTF-8 bytes of a Python `str` (lone surrogates kept, via
 /// `surrogatepass`). `what` names the argument in the TypeError for a non-str.
 pub(crate) fn str_bytes<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Cow<'a, [u8]>> {
-    string_bytes(as_str(obj, what)?)
+    string_bytes(as_str(obj, || what.to_string())?)
 }
 
-/// `obj` as a Python `str`, or a TypeError naming `what`.
-pub(crate) fn as_str<'a, 'py>(obj: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyString>> {
+/// `obj` as a Python `str`, or a TypeError naming `what()` (built only on error).
+pub(crate) fn as_str<'a, 'py>(
+    obj: &'a Bound<'py, PyAny>,
+    what: impl FnOnce() -> String,
+) -> PyResult<&'a Bound<'py, PyString>> {
     obj.cast::<PyString>().map_err(|_| {
         let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
-        PyTypeError::new_err(format!("{what} must be str, not {type_name}"))
+        PyTypeError::new_err(format!("{} must be str, not {type_name}", what()))
     })
 }
 
@@ -30,8 +33,16 @@ pub(crate) fn string_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [
     match s.to_str() {
         Ok(text) => Ok(Cow::Borrowed(text.as_bytes())),
         // Only lone surrogates make the UTF-8 view fail; encode them losslessly.
+        // The C call, not `s.encode(...)`: a str subclass cannot run code here.
         Err(_) => {
-            let encoded = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+            let encoded = unsafe {
+                let ptr = pyo3::ffi::PyUnicode_AsEncodedString(
+                    s.as_ptr(),
+                    c"utf-8".as_ptr(),
+                    c"surrogatepass".as_ptr(),
+                );
+                Bound::from_owned_ptr_or_err(s.py(), ptr)?
+            };
             Ok(Cow::Owned(encoded.cast::<PyBytes>()?.as_bytes().to_vec()))
         }
     }
