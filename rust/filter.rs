@@ -8,7 +8,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::fold::Fold;
-use crate::index::{Scratch as IndexScratch, SegmentIndex};
+use crate::index::SegmentIndex;
 use crate::rules::{fold_with, PatternIssue, RuleSet, Scratch};
 
 /// Bits of [`StaticFilter::flags`].
@@ -61,6 +61,8 @@ pub struct StaticFilter {
 /// What a batch learns once per distinct server.
 #[derive(Clone, Debug, Default)]
 struct ServerPlan {
+    /// The server id under the loose fold (exclude rules are keyed by it).
+    folded: Vec<u8>,
     include_groups: Vec<u32>,
     exclude_groups: Vec<u32>,
     include_regex: bool,
@@ -103,21 +105,29 @@ impl StaticFilter {
         let folded = fold_with(Some(Fold::Loose), server, buf);
         self.exclude.server_groups(folded, index, &mut plan.exclude_groups);
         plan.exclude_regex = self.exclude_regex_servers.any_match(folded, index);
+        plan.folded = folded.to_vec();
         plan
     }
 
+    /// Decides one tool whose server's plan is known. `server` is raw.
     #[inline]
-    fn judge(&self, plan: &ServerPlan, tool: &[u8], index: &mut IndexScratch, buf: &mut Vec<u8>) -> u8 {
+    fn judge(&self, plan: &ServerPlan, server: &[u8], tool: &[u8], scratch: &mut Scratch) -> u8 {
+        let Scratch { index, tool: tbuf, key, .. } = scratch;
         let mut bits = 0;
-        if !plan.exclude_groups.is_empty()
-            && self.exclude.any_in_groups(&plan.exclude_groups, fold_with(Some(Fold::Loose), tool, buf), index)
-        {
-            return flag::EXCLUDED;
+        if !self.exclude.is_empty() {
+            let folded = fold_with(Some(Fold::Loose), tool, tbuf);
+            if self.exclude.any_in_groups(&plan.exclude_groups, folded, index)
+                || self.exclude.exact_match(&plan.folded, folded, key).is_some()
+            {
+                return flag::EXCLUDED;
+            }
         }
         if plan.exclude_regex {
             bits |= flag::EXCLUDE_REGEX;
         }
-        if !plan.include_groups.is_empty() && self.include.any_in_groups(&plan.include_groups, tool, index) {
+        if self.include.any_in_groups(&plan.include_groups, tool, index)
+            || self.include.exact_match(server, tool, key).is_some()
+        {
             bits |= flag::INCLUDED;
         } else if plan.include_regex {
             bits |= flag::INCLUDE_REGEX;
@@ -129,8 +139,7 @@ impl StaticFilter {
     /// is not looked at.
     pub fn flags(&self, server: &[u8], tool: &[u8], scratch: &mut Scratch) -> u8 {
         let plan = self.plan(server, scratch);
-        let Scratch { index, tool: buf, .. } = scratch;
-        self.judge(&plan, tool, index, buf)
+        self.judge(&plan, server, tool, scratch)
     }
 
     /// Turns flag bits into a decision.
@@ -167,7 +176,7 @@ impl StaticFilter {
                 last = Some((server, plan));
             }
             let plan = &last.as_ref().expect("set just above").1;
-            let bits = self.judge(plan, tool, &mut scratch.index, &mut scratch.tool);
+            let bits = self.judge(plan, server, tool, &mut scratch);
             out.push(self.outcome(bits));
         }
     }

@@ -96,6 +96,7 @@ pub struct Scratch {
     pub(crate) server: Vec<u8>,
     pub(crate) tool: Vec<u8>,
     pub(crate) groups: Vec<u32>,
+    pub(crate) key: Vec<u8>,
 }
 
 /// The folded (or raw) form of `input` for a set with `fold`, using `buf`.
@@ -112,16 +113,31 @@ pub fn fold_with<'a>(fold: Option<Fold>, input: &'a [u8], buf: &'a mut Vec<u8>) 
 
 /// An ordered set of `server/tool` rules, matched exactly or under a fold.
 ///
-/// Rules are grouped by their server glob: one index over the distinct server
-/// globs finds the groups that apply to a server (a literal server is one hash
-/// lookup), and each group holds an index over its rules' tool globs. A batch
-/// resolves the groups once per distinct server.
+/// Rules whose two segments are both literal (the bulk of real lists) sit in
+/// one hash map keyed by the pair. The others are grouped by their server glob:
+/// one index over the distinct server globs finds the groups that apply to a
+/// server (a literal server is one trie walk), and each group holds an index
+/// over its rules' tool globs. A batch resolves the groups once per distinct
+/// server.
 #[derive(Clone, Debug)]
 pub struct RuleSet {
+    /// `server ++ [PAIR_SEPARATOR] ++ tool` to the first rule with that pair.
+    exact: FxHashMap<Box<[u8]>, u32>,
     servers: SegmentIndex,
     groups: Vec<SegmentIndex>,
     len: usize,
     fold: Option<Fold>,
+}
+
+/// 0xFF never occurs in generalized UTF-8, so joining a pair with it is injective.
+const PAIR_SEPARATOR: u8 = 0xFF;
+
+fn pair_key<'a>(server: &[u8], tool: &[u8], buf: &'a mut Vec<u8>) -> &'a [u8] {
+    buf.clear();
+    buf.extend_from_slice(server);
+    buf.push(PAIR_SEPARATOR);
+    buf.extend_from_slice(tool);
+    buf
 }
 
 impl RuleSet {
@@ -130,18 +146,30 @@ impl RuleSet {
         patterns: &[P],
         fold: Option<Fold>,
     ) -> Result<Self, (usize, PatternIssue)> {
+        let mut exact: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
         let mut server_slot: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
         let mut server_globs: Vec<Vec<u8>> = Vec::new();
         let mut tool_globs: Vec<Vec<(Vec<u8>, u32)>> = Vec::new();
+        let mut buf = Vec::new();
         for (index, pattern) in patterns.iter().enumerate() {
             let (server, tool) = split_pattern(pattern.as_ref()).map_err(|e| (index, e))?;
             let server = fold_pattern(server, fold);
-            let group = *server_slot.entry(server.clone()).or_insert_with(|| {
-                server_globs.push(server);
-                tool_globs.push(Vec::new());
-                (server_globs.len() - 1) as u32
-            });
-            tool_globs[group as usize].push((fold_pattern(tool, fold), index as u32));
+            let tool = fold_pattern(tool, fold);
+            if !server.contains(&b'*') && !tool.contains(&b'*') {
+                exact.entry(pair_key(&server, &tool, &mut buf).into()).or_insert(index as u32);
+                continue;
+            }
+            let group = match server_slot.get(&server) {
+                Some(&g) => g,
+                None => {
+                    server_globs.push(server.clone());
+                    tool_globs.push(Vec::new());
+                    let g = (server_globs.len() - 1) as u32;
+                    server_slot.insert(server, g);
+                    g
+                }
+            };
+            tool_globs[group as usize].push((tool, index as u32));
         }
         let servers =
             SegmentIndex::build(server_globs.iter().enumerate().map(|(g, s)| (s.as_slice(), g as u32)));
@@ -149,7 +177,7 @@ impl RuleSet {
             .iter()
             .map(|globs| SegmentIndex::build(globs.iter().map(|(t, id)| (t.as_slice(), *id))))
             .collect();
-        Ok(RuleSet { servers, groups, len: patterns.len(), fold })
+        Ok(RuleSet { exact, servers, groups, len: patterns.len(), fold })
     }
 
     pub fn len(&self) -> usize {
@@ -173,6 +201,15 @@ impl RuleSet {
         });
     }
 
+    /// The first rule with exactly this (folded) pair, if any.
+    #[inline]
+    pub fn exact_match(&self, server: &[u8], tool: &[u8], buf: &mut Vec<u8>) -> Option<u32> {
+        if self.exact.is_empty() {
+            return None;
+        }
+        self.exact.get(pair_key(server, tool, buf)).copied()
+    }
+
     /// Whether a rule of `groups` matches `tool` (already folded).
     #[inline]
     pub fn any_in_groups(&self, groups: &[u32], tool: &[u8], scratch: &mut IndexScratch) -> bool {
@@ -184,22 +221,27 @@ impl RuleSet {
         if self.len == 0 {
             return None;
         }
-        let Scratch { index, server: sbuf, tool: tbuf, groups } = scratch;
-        self.server_groups(fold_with(self.fold, server, sbuf), index, groups);
+        let Scratch { index, server: sbuf, tool: tbuf, groups, key } = scratch;
+        let server = fold_with(self.fold, server, sbuf);
         let tool = fold_with(self.fold, tool, tbuf);
-        groups.iter().filter_map(|&g| self.groups[g as usize].min_match(tool, index)).min().map(|i| i as usize)
+        self.server_groups(server, index, groups);
+        let exact = self.exact_match(server, tool, key);
+        let grouped = groups.iter().filter_map(|&g| self.groups[g as usize].min_match(tool, index)).min();
+        exact.into_iter().chain(grouped).min().map(|i| i as usize)
     }
 
     pub fn is_match(&self, server: &[u8], tool: &[u8], scratch: &mut Scratch) -> bool {
         if self.len == 0 {
             return false;
         }
-        let Scratch { index, server: sbuf, tool: tbuf, groups } = scratch;
-        self.server_groups(fold_with(self.fold, server, sbuf), index, groups);
-        if groups.is_empty() {
-            return false;
+        let Scratch { index, server: sbuf, tool: tbuf, groups, key } = scratch;
+        let server = fold_with(self.fold, server, sbuf);
+        let tool = fold_with(self.fold, tool, tbuf);
+        if self.exact_match(server, tool, key).is_some() {
+            return true;
         }
-        self.any_in_groups(groups, fold_with(self.fold, tool, tbuf), index)
+        self.server_groups(server, index, groups);
+        self.any_in_groups(groups, tool, index)
     }
 }
 

@@ -25,47 +25,58 @@ pub struct ByteTrie<T> {
 
 impl<T> Default for ByteTrie<T> {
     fn default() -> Self {
-        ByteTrie { nodes: vec![Node::default()], edges: Vec::new(), payloads: Vec::new() }
+        ByteTrie { nodes: Vec::new(), edges: Vec::new(), payloads: Vec::new() }
     }
-}
-
-/// A growing node, before freezing.
-struct Draft<T> {
-    children: Vec<(u8, usize)>,
-    ends: Vec<T>,
 }
 
 impl<T> ByteTrie<T> {
     /// Builds a trie from `(key, payload)` pairs; equal keys share a list.
+    ///
+    /// The entries are sorted once and the nodes laid out breadth-first from
+    /// the sorted runs, so a build allocates its output arrays and nothing per
+    /// node.
     pub fn build(entries: impl IntoIterator<Item = (Vec<u8>, T)>) -> Self {
-        let mut drafts: Vec<Draft<T>> = vec![Draft { children: Vec::new(), ends: Vec::new() }];
-        for (key, payload) in entries {
-            let mut at = 0;
-            for &b in &key {
-                at = match drafts[at].children.iter().find(|(c, _)| *c == b) {
-                    Some(&(_, next)) => next,
-                    None => {
-                        drafts.push(Draft { children: Vec::new(), ends: Vec::new() });
-                        let next = drafts.len() - 1;
-                        drafts[at].children.push((b, next));
-                        next
-                    }
-                };
-            }
-            drafts[at].ends.push(payload);
+        let mut entries: Vec<(Vec<u8>, T)> = entries.into_iter().collect();
+        if entries.is_empty() {
+            return ByteTrie { nodes: Vec::new(), edges: Vec::new(), payloads: Vec::new() };
         }
-        let mut trie = ByteTrie { nodes: Vec::with_capacity(drafts.len()), edges: Vec::new(), payloads: Vec::new() };
-        for draft in drafts.iter_mut() {
-            draft.children.sort_unstable_by_key(|(b, _)| *b);
-            let first = trie.edges.len() as u32;
-            trie.edges.extend(draft.children.iter().map(|&(b, next)| (b, next as u32)));
-            let ends = if draft.ends.is_empty() {
-                None
-            } else {
-                trie.payloads.push(std::mem::take(&mut draft.ends));
-                Some((trie.payloads.len() - 1) as u32)
-            };
-            trie.nodes.push(Node { first, count: draft.children.len() as u32, ends });
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut slots: Vec<Option<T>> = entries.iter_mut().map(|_| None).collect();
+        let keys: Vec<Vec<u8>> = entries
+            .into_iter()
+            .enumerate()
+            .map(|(i, (key, payload))| {
+                slots[i] = Some(payload);
+                key
+            })
+            .collect();
+        let mut trie = ByteTrie { nodes: vec![Node::default()], edges: Vec::new(), payloads: Vec::new() };
+        // Each queue item: a node, its depth, and the sorted key range below it.
+        let mut queue = std::collections::VecDeque::from([(0usize, 0usize, 0usize, keys.len())]);
+        while let Some((node, depth, mut lo, hi)) = queue.pop_front() {
+            // Keys that end at this depth come first in sorted order.
+            let ends_from = lo;
+            while lo < hi && keys[lo].len() == depth {
+                lo += 1;
+            }
+            if lo > ends_from {
+                trie.payloads.push(slots[ends_from..lo].iter_mut().filter_map(Option::take).collect());
+                trie.nodes[node].ends = Some((trie.payloads.len() - 1) as u32);
+            }
+            trie.nodes[node].first = trie.edges.len() as u32;
+            while lo < hi {
+                let byte = keys[lo][depth];
+                let mut run_end = lo;
+                while run_end < hi && keys[run_end][depth] == byte {
+                    run_end += 1;
+                }
+                trie.nodes.push(Node::default());
+                let child = trie.nodes.len() - 1;
+                trie.edges.push((byte, child as u32));
+                trie.nodes[node].count += 1;
+                queue.push_back((child, depth + 1, lo, run_end));
+                lo = run_end;
+            }
         }
         trie
     }
@@ -76,6 +87,7 @@ impl<T> ByteTrie<T> {
 
     #[inline]
     fn child(&self, node: &Node, byte: u8) -> Option<u32> {
+        // Edges of a node are contiguous: children are pushed right after their parent is popped.
         let edges = &self.edges[node.first as usize..(node.first + node.count) as usize];
         if edges.len() <= 8 {
             edges.iter().find(|(b, _)| *b == byte).map(|&(_, n)| n)
@@ -94,7 +106,9 @@ impl<T> ByteTrie<T> {
         I: Iterator<Item = u8>,
         F: FnMut(&[T], bool) -> std::ops::ControlFlow<()>,
     {
-        let mut node = &self.nodes[0];
+        let Some(mut node) = self.nodes.first() else {
+            return std::ops::ControlFlow::Continue(());
+        };
         for b in bytes {
             if let Some(slot) = node.ends {
                 visit(&self.payloads[slot as usize], false)?;

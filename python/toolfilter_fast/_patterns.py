@@ -24,7 +24,9 @@ __all__ = [
     "RegexPattern",
     "StringPattern",
     "call_fail_closed",
+    "check_option_names",
     "parse_options",
+    "split_option",
 ]
 
 OPTIONS = ("include", "exclude")
@@ -142,14 +144,42 @@ def parse_option(option: str, value: Any) -> list[Parsed]:
     return [_parse_entry(option, index, entry) for index, entry in enumerate(value)]
 
 
-def parse_options(options: Mapping[str, Any]) -> dict[str, list[Parsed]]:
-    """Checks the option names, then classifies ``include`` and ``exclude``."""
+def check_option_names(options: Mapping[str, Any]) -> None:
+    """Refuses an option that is neither ``include`` nor ``exclude``."""
     for name in options:
         if name not in OPTIONS:
             raise PatternError(
                 f"unknown option {name!r} (the options are 'include' and 'exclude')",
                 option=name,
             )
+
+
+def split_option(option: str, value: Any) -> tuple[list[str], list[int], list[Parsed]]:
+    """``parse_option`` for compiling at scale: the string patterns come back as
+    two plain lists (text, index) without a wrapper object each; every other
+    entry is classified (and checked) as ``parse_option`` does."""
+    if not isinstance(value, (list, tuple)):
+        parse_option(option, value)  # raises the same error
+    strings: list[str] = []
+    indices: list[int] = []
+    others: list[Parsed] = []
+    for index, entry in enumerate(value):
+        if type(entry) is str:
+            strings.append(entry)
+            indices.append(index)
+            continue
+        parsed = _parse_entry(option, index, entry)
+        if isinstance(parsed, StringPattern):  # a str subclass
+            strings.append(parsed.text)
+            indices.append(index)
+        else:
+            others.append(parsed)
+    return strings, indices, others
+
+
+def parse_options(options: Mapping[str, Any]) -> dict[str, list[Parsed]]:
+    """Checks the option names, then classifies ``include`` and ``exclude``."""
+    check_option_names(options)
     return {name: parse_option(name, options.get(name, [])) for name in OPTIONS}
 
 

@@ -9,11 +9,10 @@ from . import _core
 from ._errors import PatternError
 from ._patterns import (
     FunctionPattern,
-    Parsed,
     RegexPattern,
-    StringPattern,
     call_fail_closed,
-    parse_options,
+    check_option_names,
+    split_option,
 )
 from ._tool import Tool
 
@@ -24,21 +23,23 @@ _EXCLUDED, _EXCLUDE_REGEX, _INCLUDED, _INCLUDE_REGEX = 1, 2, 4, 8
 
 
 class _Side:
-    """One option's patterns that live in Python: regexes and functions."""
+    """One option: its string patterns go to the core; regexes and functions
+    stay here."""
 
-    __slots__ = ("fns", "loose", "patterns", "regexes", "sources", "strings")
+    __slots__ = ("fns", "loose", "regex_servers", "regexes", "sources", "string_indices",
+                 "strings")
 
-    def __init__(self, option: str, parsed: list[Parsed], source: Sequence[Any]) -> None:
+    def __init__(self, option: str, value: Any) -> None:
         self.loose = option == "exclude"
-        self.sources = tuple(source)
-        self.patterns = parsed
-        self.strings = [p for p in parsed if isinstance(p, StringPattern)]
-        regexes = [p for p in parsed if isinstance(p, RegexPattern)]
+        self.strings, self.string_indices, others = split_option(option, value)
+        self.sources = tuple(value)
+        regexes = [p for p in others if isinstance(p, RegexPattern)]
+        self.regex_servers = [p.server_glob for p in regexes]
         self.regexes = tuple(
             (_core.SegmentGlob(p.server_glob, self.loose), p.regex) for p in regexes
         )
         self.fns: tuple[Callable[[Any, Any], Any], ...] = tuple(
-            p.fn for p in parsed if isinstance(p, FunctionPattern)
+            p.fn for p in others if isinstance(p, FunctionPattern)
         )
 
     def regex_match(self, server_id: str, name: str) -> bool:
@@ -55,16 +56,13 @@ class _Side:
 def _compile_static(include: _Side, exclude: _Side, include_open: bool) -> Any:
     try:
         return _core.StaticFilter(
-            [p.text for p in include.strings],
-            [p.text for p in exclude.strings],
-            [p.server_glob for p in include.patterns if isinstance(p, RegexPattern)],
-            [p.server_glob for p in exclude.patterns if isinstance(p, RegexPattern)],
+            include.strings, exclude.strings, include.regex_servers, exclude.regex_servers,
             include_open,
         )
     except ValueError as err:
         option, position, reason = err.args
         side = include if option == "include" else exclude
-        index = side.strings[position].index
+        index = side.string_indices[position]
         entry = side.sources[index]
         raise PatternError(
             f"{option}[{index}]: {reason}: {entry!r}", option=option, index=index, entry=entry,
@@ -107,11 +105,11 @@ class ToolFilter:
         cls, *, include: Sequence[Any] = (), exclude: Sequence[Any] = (), **options: Any,
     ) -> ToolFilter:
         """Compiles the patterns; raises PatternError naming the option, index and entry."""
-        parsed = parse_options({"include": include, "exclude": exclude, **options})
+        check_option_names(options)
         self = object.__new__(cls)
-        self._include = _Side("include", parsed["include"], include)
-        self._exclude = _Side("exclude", parsed["exclude"], exclude)
-        self._include_empty = not self._include.patterns
+        self._include = _Side("include", include)
+        self._exclude = _Side("exclude", exclude)
+        self._include_empty = not self._include.sources
         include_open = self._include_empty or bool(self._include.fns)
         self._static = _compile_static(self._include, self._exclude, include_open)
         self._dynamic = bool(self._include.fns or self._exclude.fns)

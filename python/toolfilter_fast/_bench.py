@@ -1,0 +1,368 @@
+"""The standard benchmark of spec/performance.md, as ratios measured in one run.
+
+``run()`` times the fast path against its baselines on the generated workload
+(``_workload``) and returns rows; ``render()`` makes the Markdown table that
+``benches/RESULTS.md`` holds. Every fast answer is checked against the reference
+on a sample, and every baseline's answer against the fast one (``correct``).
+
+Baselines, all in the same process and run:
+
+* ``reference``: ``toolfilter_fast.reference`` (pure Python, the oracle);
+* ``fnmatch``: ``fnmatch.fnmatchcase`` per pattern per segment, what a user
+  writes without the package (exclude side folded first, as the rules demand);
+* ``joined re``: every string pattern translated and joined into one compiled
+  ``re`` alternation per option, matched against ``server + "\\x1f" + name``;
+* ``floor``: a Python loop that only reads ``server_id`` and ``name``.
+
+Slow baselines run on a prefix sample of the catalog and are compared per tool.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gc
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _workload, reference
+from ._tool import Tool
+from .filter import ToolFilter
+
+__all__ = ["Row", "machine", "render", "run"]
+
+
+@dataclass
+class Row:
+    """One measured comparison: ``ratio`` is baseline time over fast time per unit."""
+
+    workload: str
+    fast: str
+    baseline: str
+    fast_ns: float
+    baseline_ns: float
+    unit: str = "tool"
+    correct: bool = True
+    target: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ratio(self) -> float:
+        return self.baseline_ns / self.fast_ns if self.fast_ns else float("inf")
+
+
+def _median_seconds(fn: Callable[[], Any], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        gc.collect()
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def _split(pattern: str) -> tuple[str, str]:
+    return tuple(pattern.split("/", 1)) if "/" in pattern else ("*", pattern)  # type: ignore[return-value]
+
+
+def _fold(s: str) -> str:
+    return reference.fold_loose(s)
+
+
+class FnmatchFilter:
+    """What a user writes without the package: fnmatchcase per pattern per segment."""
+
+    def __init__(self, include: Sequence[Any], exclude: Sequence[Any]) -> None:
+        self.inc = [_split(p) for p in include if isinstance(p, str)]
+        self.exc = [tuple(_fold(x) for x in _split(p)) for p in exclude if isinstance(p, str)]
+        self.inc_rx = [(s, r) for s, r in (p for p in include if isinstance(p, tuple))]
+        self.exc_rx = [(_fold(s), r) for s, r in (p for p in exclude if isinstance(p, tuple))]
+        self.open = not include
+
+    def visible(self, tool: Tool) -> bool:
+        s, n = tool.server_id, tool.name
+        fs, fn = _fold(s), _fold(n)
+        match = fnmatch.fnmatchcase
+        if any(match(fs, ps) and match(fn, pt) for ps, pt in self.exc):
+            return False
+        if any(match(fs, ps) and (r.search(n) or r.search(fn)) for ps, r in self.exc_rx):
+            return False
+        if self.open:
+            return True
+        return any(match(s, ps) and match(n, pt) for ps, pt in self.inc) or any(
+            match(s, ps) and r.search(n) for ps, r in self.inc_rx
+        )
+
+    def static_filter(self, tools: Iterable[Tool]) -> list[Tool]:
+        return [t for t in tools if self.visible(t)]
+
+
+def _glob_regex(glob: str) -> str:
+    return ".*".join(re.escape(part) for part in glob.split("*"))
+
+
+class JoinedRegexFilter:
+    """The stronger hand-written baseline: one compiled alternation per option."""
+
+    def __init__(self, include: Sequence[Any], exclude: Sequence[Any]) -> None:
+        def joined(patterns: Sequence[Any], fold: bool) -> re.Pattern[str] | None:
+            parts = []
+            for p in patterns:
+                if isinstance(p, str):
+                    s, t = _split(_fold(p) if fold else p)
+                    parts.append(f"(?:{_glob_regex(s)})\x1f(?:{_glob_regex(t)})")
+            return re.compile("|".join(parts), re.DOTALL) if parts else None
+
+        self.inc = joined(include, False)
+        self.exc = joined(exclude, True)
+        self.inc_rx = [(re.compile(_glob_regex(s), re.DOTALL), r) for s, r in
+                       (p for p in include if isinstance(p, tuple))]
+        self.exc_rx = [(re.compile(_glob_regex(_fold(s)), re.DOTALL), r) for s, r in
+                       (p for p in exclude if isinstance(p, tuple))]
+        self.open = not include
+
+    def visible(self, tool: Tool) -> bool:
+        s, n = tool.server_id, tool.name
+        fs, fn = _fold(s), _fold(n)
+        if self.exc is not None and self.exc.fullmatch(f"{fs}\x1f{fn}"):
+            return False
+        if any(ps.fullmatch(fs) and (r.search(n) or r.search(fn)) for ps, r in self.exc_rx):
+            return False
+        if self.open:
+            return True
+        if self.inc is not None and self.inc.fullmatch(f"{s}\x1f{n}"):
+            return True
+        return any(ps.fullmatch(s) and r.search(n) for ps, r in self.inc_rx)
+
+    def static_filter(self, tools: Iterable[Tool]) -> list[Tool]:
+        return [t for t in tools if self.visible(t)]
+
+
+def floor(tools: Sequence[Tool]) -> None:
+    """Reads server_id and name of every tool and does nothing else."""
+    for t in tools:
+        t.server_id  # noqa: B018
+        t.name  # noqa: B018
+
+
+def _rounds(n: int) -> int:
+    return 3 if n >= 1_000_000 else 5 if n >= 100_000 else 9
+
+
+def _per_tool_ns(fn: Callable[[], Any], n: int, rounds: int | None = None) -> float:
+    return _median_seconds(fn, rounds or _rounds(n)) / n * 1e9
+
+
+def _static_batch(tools: list[Tool], n_patterns: int, say: Callable[[str], None],
+                  sample: dict[str, int]) -> list[Row]:
+    n = len(tools)
+    include = _workload.patterns(n_patterns, "include", tools)
+    exclude = _workload.patterns(n_patterns, "exclude", tools)
+    fast = ToolFilter.compile(include=include, exclude=exclude)
+    ref = reference.compile(include=include, exclude=exclude)
+    name = f"static batch, {n:,} tools, {n_patterns:,} include + {n_patterns:,} exclude"
+    say(name)
+    got = fast.static_filter(tools)
+    fast_ns = _per_tool_ns(lambda: fast.static_filter(tools), n)
+    fast_1_ns = _per_tool_ns(lambda: fast.static_filter(tools, threads=1), n)
+    floor_ns = _per_tool_ns(lambda: floor(tools), n)
+    rows = [
+        Row(name, "fast", "floor (read-only loop)", fast_ns, floor_ns,
+            target="fast within 3x of the floor: ratio >= 0.33"),
+        Row(name, "fast, 2 threads", "fast, 1 thread", fast_ns, fast_1_ns,
+            target=">= 1.6x on the 1M batch" if n >= 1_000_000 else ""),
+    ]
+    kept = set(map(id, got))
+    for label, impl, size in (
+        ("reference", ref, sample["reference"]),
+        ("fnmatch per pattern", FnmatchFilter(include, exclude), sample["fnmatch"]),
+        ("joined re alternation", JoinedRegexFilter(include, exclude), sample["joined"]),
+    ):
+        part = tools[: min(size, n)]
+        say(f"  {label} on {len(part):,} tools")
+        base = impl.static_filter(part)
+        correct = [id(t) for t in base] == [id(t) for t in part if id(t) in kept]
+        base_ns = _per_tool_ns(lambda impl=impl, part=part: impl.static_filter(part), len(part), 3)
+        target = ">= 100x" if label.startswith("joined") and n_patterns >= 1000 else ""
+        rows.append(Row(name, "fast", label, fast_ns, base_ns, correct=correct, target=target,
+                        notes=[f"baseline timed on the first {len(part):,} tools"]))
+    return rows
+
+
+def _scaling(tools: list[Tool], counts: Sequence[int], say: Callable[[str], None]) -> list[Row]:
+    n = len(tools)
+    per: dict[int, float] = {}
+    for count in counts:
+        say(f"scaling: {count:,} patterns per option on {n:,} tools")
+        f = ToolFilter.compile(include=_workload.patterns(count, "include", tools),
+                               exclude=_workload.patterns(count, "exclude", tools))
+        per[count] = _per_tool_ns(lambda f=f: f.static_filter(tools), n)
+    low, high = min(counts), max(counts)
+    rows = [Row(f"pattern-count scaling, {n:,} tools", f"fast, {c:,} patterns",
+                f"fast, {low:,} patterns", per[c], per[low]) for c in counts if c != low]
+    rows[-1].target = f"time per tool at {high:,} <= 2x at {low:,}: ratio >= 0.5"
+    return rows
+
+
+def _scalar(say: Callable[[str], None]) -> Row:
+    say("scalar visible(tool, ctx), 20 static patterns + 1 function")
+    tools = _workload.catalog(2_000)
+    include = _workload.patterns(10, "include", tools)
+    exclude = [*_workload.patterns(10, "exclude", tools),
+               _workload.dynamic_patterns()["exclude"][0]]
+    fast = ToolFilter.compile(include=include, exclude=exclude)
+    ref = reference.compile(include=include, exclude=exclude)
+    ctx = _workload.contexts()[0]
+    correct = all(fast.visible(t, ctx) == ref.visible(t, ctx) for t in tools)
+    fast_ns = _per_tool_ns(lambda: [fast.visible(t, ctx) for t in tools], len(tools), 9)
+    ref_ns = _per_tool_ns(lambda: [ref.visible(t, ctx) for t in tools], len(tools), 3)
+    return Row("one visible(tool, ctx) call, 20 static patterns + 1 function", "fast",
+               "reference", fast_ns, ref_ns, unit="call", correct=correct, target=">= 5x")
+
+
+def _compile(count: int, say: Callable[[str], None]) -> Row:
+    say(f"compile {count:,} patterns")
+    tools = _workload.catalog(100_000)
+    include = _workload.patterns(count // 2, "include", tools)
+    exclude = _workload.patterns(count // 2, "exclude", tools)
+    fast_s = _median_seconds(lambda: ToolFilter.compile(include=include, exclude=exclude), 5)
+    ref_s = _median_seconds(lambda: reference.compile(include=include, exclude=exclude), 3)
+    row = Row(f"compile {count:,} patterns ({count // 2:,} include + {count // 2:,} exclude)",
+              "fast", "reference", fast_s * 1e9, ref_s * 1e9, unit="compile",
+              target=">= 5x, and fast <= 100 ms")
+    row.notes.append(f"fast {fast_s * 1e3:.1f} ms")
+    return row
+
+
+_MEMORY_PROBE = """
+import json, sys
+from toolfilter_fast import ToolFilter, _workload
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+tools = _workload.catalog(int(sys.argv[1]))
+inc = _workload.patterns(int(sys.argv[2]) // 2, "include", tools)
+exc = _workload.patterns(int(sys.argv[2]) // 2, "exclude", tools)
+before = rss()
+f = ToolFilter.compile(include=inc, exclude=exc)
+compiled = rss() - before
+f.static_filter(tools[:1000])
+before = rss()
+out = f.static_filter(tools)
+after = rss()
+print(json.dumps({"compiled": compiled, "batch": after - before, "kept": len(out)}))
+"""
+
+
+def _memory(n_tools: int, count: int, say: Callable[[str], None]) -> list[str]:
+    say(f"memory: {count:,}-pattern filter, {n_tools:,}-tool batch (in a subprocess)")
+    if not os.path.exists("/proc/self/statm"):
+        return ["memory not measured: no /proc/self/statm on this system"]
+    result = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, str(n_tools), str(count)],
+                            capture_output=True, text=True, check=True)
+    data = json.loads(result.stdout)
+    output_list = 8 * data["kept"] + 56
+    return [
+        f"compiled {count:,}-pattern filter: {data['compiled'] / 2**20:.1f} MiB of RSS "
+        "(target <= 20 MB)",
+        f"{n_tools:,}-tool static_filter: RSS grew {data['batch'] / 2**20:.1f} MiB; "
+        f"the output list of {data['kept']:,} tools is {output_list / 2**20:.1f} MiB",
+    ]
+
+
+def _adversarial(say: Callable[[str], None]) -> str:
+    say("adversarial glob")
+    from . import glob_match
+
+    name = "a" * 100_000
+    pattern = "*a" * 9 + "*b"
+    seconds = _median_seconds(lambda: glob_match(pattern, name), 9)
+    assert glob_match(pattern, name) is False
+    return f"`{pattern}` against 100,000 `a`s: {seconds * 1e3:.3f} ms (target < 10 ms, linear)"
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; "
+            f"{platform.system()} {platform.release()}; load average {load:.2f} at start")
+
+
+def run(sizes: Sequence[int] = (10_000, 100_000, 1_000_000),
+        counts: Sequence[int] = (10, 100, 1_000, 10_000),
+        say: Callable[[str], None] = lambda _: None,
+        memory: bool = True) -> tuple[list[Row], list[str]]:
+    """Runs the whole benchmark; returns the ratio rows and free-text findings."""
+    rows: list[Row] = []
+    notes: list[str] = []
+    catalogs = {}
+    for n in sizes:
+        say(f"generating a {n:,}-tool catalog")
+        catalogs[n] = _workload.catalog(n)
+    sample = {"reference": 300, "fnmatch": 1_000, "joined": 3_000}
+    for n in sizes:
+        rows += _static_batch(catalogs[n], 1_000, say, sample)
+    rows += _scaling(catalogs[max(sizes)], counts, say)
+    rows.append(_scalar(say))
+    rows.append(_compile(max(counts), say))
+    if memory:
+        notes += _memory(max(sizes), max(counts), say)
+    notes.append(_adversarial(say))
+    return rows, notes
+
+
+def render(rows: list[Row], notes: list[str]) -> str:
+    lines = [
+        "| workload | fast | baseline | fast per unit | baseline per unit | ratio | same answer "
+        "| target |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- | --- |",
+    ]
+
+    def fmt(ns: float) -> str:
+        if ns >= 1e6:
+            return f"{ns / 1e6:.2f} ms"
+        return f"{ns / 1e3:.2f} µs" if ns >= 1e3 else f"{ns:.0f} ns"
+
+    for r in rows:
+        lines.append(
+            f"| {r.workload} | {r.fast} | {r.baseline} | {fmt(r.fast_ns)}/{r.unit} | "
+            f"{fmt(r.baseline_ns)}/{r.unit} | {r.ratio:,.2f}x | {'yes' if r.correct else 'NO'} | "
+            f"{r.target} |"
+        )
+    extra = [f"- {n}" for r in rows for n in r.notes if not n.startswith("baseline timed")]
+    return "\n".join(lines + [""] + extra + [f"- {n}" for n in notes])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="the standard toolfilter_fast benchmark")
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--counts", default="10,100,1000,10000")
+    args = parser.parse_args(argv)
+    rows, notes = run([int(x) for x in args.sizes.split(",")],
+                      [int(x) for x in args.counts.split(",")],
+                      say=lambda s: print(f"... {s}", file=sys.stderr, flush=True))
+    print(f"Machine: {machine()}\n")
+    print(render(rows, notes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
