@@ -341,6 +341,31 @@ def test_explain_bad_flags(work, args, fragments):
     assert_clean_error(run("explain", *args, cwd=work), *fragments)
 
 
+# --- bench ---------------------------------------------------------------------------
+
+
+def test_bench_small_run_json(tmp_path):
+    result = run("bench", "--sizes", "300", "--counts", "5,10", "--format", "json",
+                 "--progress", "always", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert (doc["sizes"], doc["counts"]) == ([300], [5, 10])
+    baselines = {row["baseline"] for row in doc["rows"]}
+    assert {"reference", "fnmatch per pattern", "joined re alternation"} <= baselines
+    assert all(row["correct"] for row in doc["rows"])  # every baseline gave the same answer
+    assert all(row["ratio"] > 0 for row in doc["rows"])
+    assert "bench [" in result.stderr and "100% 10/10 done" in result.stderr
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--sizes", "ten"], "--sizes 'ten': expected comma-separated whole numbers"),
+    (["--counts", "10,0"], "--counts '10,0': every number must be at least 1"),
+    (["--format", "csv"], "invalid choice: 'csv'"),
+])
+def test_bench_bad_flags(tmp_path, args, fragment):
+    assert_clean_error(run("bench", *args, cwd=tmp_path), fragment)
+
+
 # --- terminals and colours -----------------------------------------------------------
 
 

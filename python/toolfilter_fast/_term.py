@@ -83,10 +83,14 @@ class ProgressBar:
         self.label = label
         self.enabled = enabled
         self.done = 0
+        self.message = ""
         self._last = 0.0
+        self._drawn: tuple[int, str] | None = None
 
-    def advance(self, count: int = 1) -> None:
+    def advance(self, count: int = 1, message: str | None = None) -> None:
         self.done += count
+        if message is not None:
+            self.message = message
         if not self.enabled:
             return
         now = time.monotonic()
@@ -95,15 +99,21 @@ class ProgressBar:
             self._draw()
 
     def _draw(self) -> None:
+        self._drawn = (self.done, self.message)
         fraction = min(self.done / self.total, 1.0)
         width = 30
         filled = int(fraction * width)
         bar = "#" * filled + "-" * (width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {fraction:4.0%} {self.done:,}/{self.total:,}")
+        line = f"{self.label} [{bar}] {fraction:4.0%} {self.done:,}/{self.total:,}"
+        if self.message:
+            line += f" {self.message}"
+        # Clear to the end of the line: a shorter message must not leave a tail.
+        self.stream.write(f"\r{line}\x1b[K")
         self.stream.flush()
 
     def close(self) -> None:
         if self.enabled:
-            self._draw()
+            if self._drawn != (self.done, self.message):
+                self._draw()
             self.stream.write("\n")
             self.stream.flush()
