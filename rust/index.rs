@@ -100,10 +100,15 @@ impl InfixSet {
     where
         F: FnMut(u32) -> ControlFlow<()>,
     {
-        // A key may occur many times; its candidates are tried once.
-        seen.clear();
-        seen.resize(self.candidates.len(), false);
+        // A key may occur many times; its candidates are tried once. `seen` is
+        // sized on the first hit only: most strings hit no infix at all.
+        let mut sized = false;
         for m in self.automaton.find_overlapping_iter(s) {
+            if !sized {
+                seen.clear();
+                seen.resize(self.candidates.len(), false);
+                sized = true;
+            }
             let key = m.pattern().as_usize();
             if std::mem::replace(&mut seen[key], true) {
                 continue;
@@ -153,17 +158,21 @@ impl SegmentIndex {
                 id,
                 verify: needs_verify.then(|| SegmentGlob::new(pattern)),
             };
-            // Key a glob by its longer anchor: the more selective one.
-            if !parts.prefix.is_empty() && parts.prefix.len() >= parts.suffix.len() {
+            // Key a glob by its longest literal, the most selective one; only
+            // a hit on that key leads to the (linear) verification.
+            let longest_middle = parts.middles.iter().copied().max_by_key(|m| m.len()).unwrap_or_default();
+            let key_len = parts.prefix.len().max(parts.suffix.len()).max(longest_middle.len());
+            if key_len == 0 {
+                index.any.push(id);
+            } else if parts.prefix.len() == key_len {
                 let c = candidate(!(simple && parts.suffix.is_empty()));
                 forward.push((parts.prefix.to_vec(), Entry::Anchored(c)));
-            } else if !parts.suffix.is_empty() {
+            } else if parts.suffix.len() == key_len {
                 let reversed = parts.suffix.iter().rev().copied().collect();
                 backward.push((reversed, Entry::Anchored(candidate(!(simple && parts.prefix.is_empty())))));
-            } else if let Some(longest) = parts.middles.iter().max_by_key(|m| m.len()) {
-                infixes.push((longest.to_vec(), candidate(parts.middles.len() > 1)));
             } else {
-                index.any.push(id);
+                let only_infix = parts.prefix.is_empty() && parts.suffix.is_empty() && parts.middles.len() == 1;
+                infixes.push((longest_middle.to_vec(), candidate(!only_infix)));
             }
         }
         index.forward = ByteTrie::build(forward);
@@ -263,6 +272,31 @@ mod tests {
         shared_keys: ["a*", "a*", "a*z"], "abz" => [0, 1, 2];
         mixed: ["*", "gh*", "*_v2", "*pr*", "list_prs_v2"], "list_prs_v2" => [0, 2, 3, 4];
         empty_string: ["", "*", "a*"], "" => [0, 1];
+    }
+
+    /// Random globs and strings over a tiny alphabet, so that keys collide and
+    /// every strategy is exercised: the index must agree with matching each
+    /// glob on its own.
+    #[test]
+    fn random_sets_agree_with_naive_matching() {
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let alphabet = [b'a', b'b', b'*', b'_'];
+        for _ in 0..3_000 {
+            let globs: Vec<String> = (0..next(8))
+                .map(|_| (0..next(6)).map(|_| alphabet[next(4) as usize] as char).collect())
+                .collect();
+            let glob_refs: Vec<&str> = globs.iter().map(String::as_str).collect();
+            for _ in 0..8 {
+                let s: String = (0..next(7)).map(|_| alphabet[[0, 1, 3][next(3) as usize]] as char).collect();
+                assert_eq!(all_matches(&glob_refs, &s), naive(&glob_refs, &s), "{glob_refs:?} on {s:?}");
+            }
+        }
     }
 
     #[test]

@@ -16,9 +16,6 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
-#: Examples for the fast-versus-reference equivalence tests: at least 10,000 in CI.
-EQUIVALENCE_EXAMPLES = 10_000 if settings().max_examples >= 500 else 1_000
-
 
 @pytest.fixture(params=["fast", "reference"])
 def impl(request):

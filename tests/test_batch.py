@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import toolfilter_fast
 from toolfilter_fast import Tool, reference
 
-from conftest import EQUIVALENCE_EXAMPLES
+from examples_budget import EQUIVALENCE_EXAMPLES
 from test_filter_properties import any_pattern, build, contexts, tools
 
 

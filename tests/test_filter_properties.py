@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import toolfilter_fast
 from toolfilter_fast import PatternError, Tool, reference
 
-from conftest import EQUIVALENCE_EXAMPLES
+from examples_budget import EQUIVALENCE_EXAMPLES
 
 #: Case pairs, the separators and metacharacters, NUL, the letters whose
 #: lower-case is surprising, lone surrogates and the replacement character.

@@ -1,6 +1,8 @@
 //! Bindings for the tool filter: folds, globs and rule sets.
 
 use std::cell::RefCell;
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Mutex;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
@@ -114,7 +116,7 @@ impl PySegmentGlob {
 
 /// Tools per block: the GIL is taken to read a block's strings, then released
 /// while the block is matched, so a batch holds references for one block only.
-const BLOCK: usize = 1 << 16;
+const BLOCK: usize = 1 << 13;
 /// Batches smaller than this are matched on the calling thread alone.
 const PARALLEL_MIN: usize = 1 << 14;
 
@@ -161,11 +163,6 @@ struct Block {
 }
 
 impl Block {
-    fn clear(&mut self) {
-        self.bytes.clear();
-        self.spans.clear();
-    }
-
     fn copy(&mut self, s: &Bound<'_, PyString>) -> PyResult<(usize, usize)> {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(&string_bytes(s)?);
@@ -218,9 +215,29 @@ fn list_item<'a, 'py>(list: &'a Bound<'py, PyList>, i: usize) -> PyResult<Borrow
     }
 }
 
+/// Matches queued blocks until the queue is closed and empty, storing each
+/// block's outcomes under its number. Touches no Python object.
+fn match_blocks(filter: &StaticFilter, queue: &Mutex<Receiver<(usize, Block)>>, done: &Mutex<Vec<Vec<Outcome>>>) {
+    loop {
+        let next = queue.lock().map(|rx| rx.recv());
+        let Ok(Ok((number, block))) = next else { return };
+        let mut outcomes = Vec::with_capacity(block.spans.len());
+        filter.outcomes_into(&block.pairs(), &mut outcomes);
+        if let Ok(mut done) = done.lock() {
+            done[number] = outcomes;
+        }
+    }
+}
+
 impl PyStaticFilter {
     /// Decides `n` items in blocks: `read(block, reader, i)` copies item `i`
-    /// with the GIL held, then the block is matched with the GIL released.
+    /// with the GIL held.
+    ///
+    /// With one thread, each block is matched right after it is read. With
+    /// more, the calling thread keeps reading (it alone may touch Python) while
+    /// worker threads match the blocks already read; when reading is done it
+    /// releases the GIL and matches alongside them. A bounded queue keeps at
+    /// most a few blocks in flight, so memory stays flat in the batch size.
     fn decide<'py>(
         &self,
         py: Python<'py>,
@@ -229,20 +246,58 @@ impl PyStaticFilter {
         mut read: impl FnMut(&mut Block, &mut Reader<'py>, usize) -> PyResult<()>,
     ) -> PyResult<Vec<Outcome>> {
         let threads = threads_for(n, threads);
-        let mut out = Vec::with_capacity(n);
-        let mut block = Block::default();
-        for start in (0..n).step_by(BLOCK) {
-            block.clear();
+        let mut read_block = |start: usize| -> PyResult<Block> {
+            let mut block = Block::default();
             // Spans point into this block only.
             let mut reader = Reader { last: None };
             for i in start..n.min(start + BLOCK) {
                 read(&mut block, &mut reader, i)?;
             }
-            let inner = &self.inner;
-            let block = &block;
-            out.extend(py.detach(|| inner.outcomes(&block.pairs(), threads)));
+            Ok(block)
+        };
+        let inner = &self.inner;
+        if threads == 1 || n <= BLOCK {
+            let mut out = Vec::with_capacity(n);
+            for start in (0..n).step_by(BLOCK) {
+                let block = read_block(start)?;
+                out.extend(py.detach(|| inner.outcomes(&block.pairs(), threads)));
+            }
+            return Ok(out);
         }
-        Ok(out)
+        let blocks = n.div_ceil(BLOCK);
+        let (sender, receiver) = sync_channel::<(usize, Block)>(2 * threads);
+        let queue = Mutex::new(receiver);
+        let done = Mutex::new(vec![Vec::new(); blocks]);
+        let read_result = std::thread::scope(|scope| {
+            for _ in 1..threads {
+                scope.spawn(|| match_blocks(inner, &queue, &done));
+            }
+            let mut result = Ok(());
+            for number in 0..blocks {
+                match read_block(number * BLOCK) {
+                    Ok(block) => {
+                        // Wait for room without holding the GIL.
+                        if py.detach(|| sender.send((number, block))).is_err() {
+                            break;
+                        }
+                    }
+                    Err(err) => {
+                        result = Err(err);
+                        break;
+                    }
+                }
+            }
+            drop(sender);
+            py.detach(|| match_blocks(inner, &queue, &done));
+            result
+        });
+        read_result?;
+        let outcomes = done.into_inner().map(|d| d.concat()).unwrap_or_default();
+        if outcomes.len() != n {
+            // Unreachable while matching cannot fail; never answer for a partial batch.
+            return Err(PyValueError::new_err("a matching thread failed; no answer for this batch"));
+        }
+        Ok(outcomes)
     }
 }
 
