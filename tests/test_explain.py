@@ -304,3 +304,23 @@ def test_first_match_across_blocks(strings, regexes, tool_list, as_exclude):
             assert d.pattern is not None and d.pattern.index == hits[0]
         else:
             assert d.pattern is None
+
+
+def test_agrees_with_visible_on_the_standard_workload():
+    from toolfilter_fast import _workload
+
+    tools = _workload.catalog(3_000)
+    dynamic = _workload.dynamic_patterns()
+    f = ToolFilter.compile(
+        include=[*_workload.patterns(300, "include", tools), *dynamic["include"]],
+        exclude=[*_workload.patterns(300, "exclude", tools), *dynamic["exclude"]],
+    )
+    explainer = Explainer(f)
+    steps = set()
+    for ctx in _workload.contexts():
+        for tool in tools:
+            d = explainer.explain(tool, ctx)
+            assert d.visible == f.visible(tool, ctx)
+            assert d.static_visible == f.static_visible(tool)
+            steps.add(d.step)
+    assert {"static_exclude", "static_include", "no_include_match"} <= steps
