@@ -43,6 +43,13 @@ def test_static_exclude_reports_pattern_index_and_folded_forms():
     assert d.calls == ()
 
 
+def test_exclude_string_matching_as_written_is_raw():
+    f = ToolFilter.compile(exclude=["*/delete_*"])
+    d = f.explain(Tool("fs", "delete_file"))
+    assert d.matched_on == "raw"
+    assert d.reason == 'hidden: exclude[0] "*/delete_*" matches'
+
+
 def test_lowest_index_static_pattern_decides():
     f = ToolFilter.compile(exclude=["x/y", ("*", re.compile("^drop")), "*/drop_*", "*"])
     d = f.explain(Tool("db", "drop_table"))
@@ -274,6 +281,10 @@ def test_explain_agrees_with_visible_and_calls_the_same_functions(
             for earlier in entries[:d.pattern.index]:
                 if not callable(earlier):
                     assert not static_hits(option, earlier, tool)
+            if d.pattern.kind == "string":
+                # "raw": the pattern matches as written; "folded": only loosely.
+                exact = single("include", entries[d.pattern.index]).static_visible(tool)
+                assert (d.matched_on == "raw") == exact
         if d.step in ("exclude_callable", "include_callable"):
             assert d.calls[-1].pattern == d.pattern and d.calls[-1].matched
         if d.near_miss is not None:

@@ -164,9 +164,9 @@ class Decision:
 
     ``step`` is one of :data:`STEPS`; ``pattern`` the pattern that decided
     (None for ``include_empty`` and ``no_include_match``); ``matched_on`` says
-    which form of the target a static pattern hit: ``"raw"`` (include, or an
-    exclude regex on the name as given) or ``"folded"`` (exclude string
-    patterns, and an exclude regex that only hit the folded name). ``calls``
+    which form of the target a static pattern hit: ``"raw"`` (it matches as
+    written, on the name as given) or ``"folded"`` (an exclude pattern that
+    only matches under the loose fold: ``*/delete_repo`` on ``Delete-Repo``). ``calls``
     lists every function pattern called, in order. ``folded_server_id`` and
     ``folded_name`` are the loose forms exclude patterns are matched against.
     ``static_visible`` is what :meth:`ToolFilter.static_visible` says (the
@@ -240,11 +240,17 @@ _Matcher = Callable[[str, str, str], "str | None"]
 
 
 def _string_matcher(text: str, loose: bool) -> _Matcher:
-    rules = _core.RuleSet([text], loose)
-    hit = "folded" if loose else "raw"
+    exact = _core.RuleSet([text], False)
+    folded = _core.RuleSet([text], True) if loose else None
 
     def match(server_id: str, name: str, folded_name: str) -> str | None:
-        return hit if rules.is_match(server_id, name) else None
+        # "raw" when the pattern matches as written; "folded" when only the
+        # loose fold makes it match (what an operator needs to know).
+        if exact.is_match(server_id, name):
+            return "raw"
+        if folded is not None and folded.is_match(server_id, name):
+            return "folded"
+        return None
     return match
 
 
