@@ -1,6 +1,6 @@
 """Stubs for the Rust extension module ``toolfilter_fast._core``."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 # --- tool filter ---------------------------------------------------------------
 
@@ -26,3 +26,26 @@ class RuleSet:
 class SegmentGlob:
     def __init__(self, pattern: str, loose: bool = False) -> None: ...
     def is_match(self, s: str) -> bool: ...
+
+class StaticFilter:
+    """The static part of a ToolFilter; ValueError((option, index, reason)) on a bad pattern."""
+
+    def __init__(
+        self, include: Sequence[str], exclude: Sequence[str],
+        include_regex_servers: Sequence[str], exclude_regex_servers: Sequence[str],
+        include_open: bool,
+    ) -> None: ...
+    def flags(self, server_id: str, name: str) -> int: ...
+    def outcome(self, server_id: str, name: str) -> int: ...
+    def select_tools(
+        self, tools: list[object], mode: str, judge: Callable[[int], bool] | None = None,
+        recheck: bool = False, threads: int | None = None,
+    ) -> list[object]: ...
+    def select_pairs(
+        self, pairs: list[tuple[str, str]], mode: str,
+        judge: Callable[[int], bool] | None = None, threads: int | None = None,
+    ) -> list[object]: ...
+    def select_columns(
+        self, server_ids: list[str], names: list[str], mode: str,
+        judge: Callable[[int], bool] | None = None, threads: int | None = None,
+    ) -> list[object]: ...

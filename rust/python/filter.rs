@@ -1,5 +1,6 @@
 //! Bindings for the tool filter: folds, globs and rule sets.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Mutex;
@@ -10,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PyString, PyTuple};
 
 use super::{as_str, bytes_str, str_bytes, string_bytes};
-use crate::filter::{Outcome, Side, StaticFilter};
+use crate::filter::{FlagScratch, Outcome, Side, StaticFilter};
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
 use crate::rules::{self, RuleSet, Scratch};
@@ -18,6 +19,7 @@ use crate::rules::{self, RuleSet, Scratch};
 thread_local! {
     /// Per-thread buffers for scalar queries: no allocation per call.
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    static FLAG_SCRATCH: RefCell<FlagScratch> = RefCell::new(FlagScratch::default());
 }
 
 fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
@@ -25,6 +27,13 @@ fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
         Ok(mut scratch) => f(&mut scratch),
         // Re-entered on this thread (cannot happen today): use fresh buffers.
         Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+fn with_flag_scratch<T>(f: impl FnOnce(&mut FlagScratch) -> T) -> T {
+    FLAG_SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => f(&mut scratch),
+        Err(_) => f(&mut FlagScratch::default()),
     })
 }
 
@@ -354,9 +363,9 @@ impl PyStaticFilter {
         exclude_regex_servers: Vec<Bound<'_, PyAny>>,
         include_open: bool,
     ) -> PyResult<Self> {
-        let strings = |list: &[Bound<'_, PyAny>], what: &str| -> PyResult<Vec<Vec<u8>>> {
-            list.iter().enumerate().map(|(i, p)| Ok(str_bytes(p, &format!("{what}[{i}]"))?.into_owned())).collect()
-        };
+        fn strings<'a>(list: &'a [Bound<'_, PyAny>], what: &str) -> PyResult<Vec<Cow<'a, [u8]>>> {
+            list.iter().enumerate().map(|(i, p)| string_bytes(as_str(p, || format!("{what}[{i}]"))?)).collect()
+        }
         let inner = StaticFilter::compile(
             &strings(&include, "include")?,
             &strings(&exclude, "exclude")?,
@@ -379,7 +388,13 @@ impl PyStaticFilter {
     /// include regex's server glob matches.
     fn flags(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<u8> {
         let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
-        Ok(with_scratch(|scratch| self.inner.flags(&server, &tool, scratch)))
+        Ok(with_flag_scratch(|scratch| self.inner.flags(&server, &tool, scratch)))
+    }
+
+    /// The static decision for one tool: 0 hidden, 1 visible, 2 a regex must decide.
+    fn outcome(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<u8> {
+        let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
+        Ok(with_flag_scratch(|scratch| self.inner.outcome(self.inner.flags(&server, &tool, scratch))) as u8)
     }
 
     /// A batch over a list of tools (objects with `server_id` and `name`).
