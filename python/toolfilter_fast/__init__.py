@@ -13,14 +13,20 @@ from .catalog import ToolCatalog
 from .config import ConfigError
 from .explain import Decision
 from .filter import ToolFilter, compile
+from .groups import GroupConfigError, GroupConfigWarning, GroupFilter, GroupMode, ToolFilterGroup
 
 __all__ = [
     "ConfigError",
     "Decision",
+    "GroupConfigError",
+    "GroupConfigWarning",
+    "GroupFilter",
+    "GroupMode",
     "PatternError",
     "Tool",
     "ToolCatalog",
     "ToolFilter",
+    "ToolFilterGroup",
     "ToolNotFoundError",
     "compile",
     "fold_loose",
