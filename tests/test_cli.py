@@ -275,6 +275,15 @@ def test_check_bad_config_files(work, config, fragments):
                        *fragments)
 
 
+def test_config_warnings_are_one_line_each(work):
+    (work / "groups.toml").write_text(
+        'include = ["fs/*"]\n[[tool_filter_groups]]\ntools = ["fs__*"]\nnote = "x"\n')
+    result = run("check", "--config", "groups.toml", "catalog.jsonl", cwd=work)
+    assert result.returncode == 0
+    assert result.stderr == ("toolfilter check: warning: groups.toml: tool_filter_groups[0]: "
+                             "unknown keys ignored: 'note'\n")
+
+
 @pytest.mark.parametrize(("name", "content", "fragments"), [
     ("a.json", '{"tools": [{"name": "x"}, {"name": 3}]}',
      ["a.json: tools[1]: 'name' must be a string, not integer"]),

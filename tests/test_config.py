@@ -8,7 +8,15 @@ import warnings
 
 import pytest
 
-from toolfilter_fast import ConfigError, PatternError, Tool, ToolFilter
+from toolfilter_fast import (
+    ConfigError,
+    GroupConfigWarning,
+    GroupFilter,
+    PatternError,
+    Tool,
+    ToolFilter,
+    ToolFilterGroup,
+)
 from toolfilter_fast.config import load_config, load_file
 
 TOML = """\
@@ -66,9 +74,14 @@ def test_toml_file_builds_the_filter_and_sections(tmp_path):
 
     config = load_file(path)
     assert config.groups == (
-        {"mode": "always", "tools": ["filesystem__*"], "keywords": []},
-        {"mode": "dynamic", "tools": ["browser__*"], "keywords": ["browse", "url"]},
+        ToolFilterGroup("always", ["filesystem__*"], []),
+        ToolFilterGroup("dynamic", ["browser__*"], ["browse", "url"]),
     )
+    assert isinstance(config.group_filter, GroupFilter)
+    names = ["filesystem__read", "browser__open", "shell"]
+    mcp = {"filesystem__read", "browser__open"}
+    assert config.group_filter.visible_names(names, "hello", mcp) == ["filesystem__read", "shell"]
+    assert config.group_filter.visible_names(names, "open this URL", mcp) == names
     assert config.focus_lens == {"mode": "focused", "max_tools": 10, "session_id": "s1"}
     assert config.path == str(path)
 
@@ -144,13 +157,13 @@ def test_config_error_is_a_pattern_error_and_value_error():
     ({"exclude": [{"callable": "os.path:exists"}]}, "exclude", 0, "cannot be called as fn(tool, ctx)"),
     ({"exclude": [{"callable": "asyncio:sleep"}]}, "exclude", 0, "coroutine"),
     ({"tool_filter_groups": {}}, "tool_filter_groups", None, "expected an array of tables"),
-    ({"tool_filter_groups": ["x"]}, "tool_filter_groups", 0, "a group is a table"),
-    ({"tool_filter_groups": [{"mode": "Always"}]}, "tool_filter_groups[0].mode", None,
-     "unknown mode (the modes are 'always', 'dynamic')"),
-    ({"tool_filter_groups": [{}, {"tools": "a"}]}, "tool_filter_groups[1].tools", None,
-     "expected an array of strings"),
-    ({"tool_filter_groups": [{"keywords": ["a", 1]}]}, "tool_filter_groups[0].keywords", 1,
-     "expected a string, not integer"),
+    ({"tool_filter_groups": ["x"]}, "tool_filter_groups[0]", 0, "expected a table"),
+    ({"tool_filter_groups": [{"mode": "Always"}]}, "tool_filter_groups[0].mode", 0,
+     "unknown mode 'Always' (allowed: 'always', 'dynamic'; modes are lower-case)"),
+    ({"tool_filter_groups": [{}, {"tools": "a"}]}, "tool_filter_groups[1].tools", 1,
+     "expected a list of strings"),
+    ({"tool_filter_groups": [{"keywords": ["a", 1]}]}, "tool_filter_groups[0].keywords", 0,
+     "tool_filter_groups[0].keywords[1]: expected a string, got int 1"),
     ({"focus_lens": []}, "focus_lens", None, "expected a table"),
     ({"focus_lens": {"mode": "zoom"}}, "focus_lens.mode", None, "unknown mode"),
     ({"focus_lens": {"max_tools": -1}}, "focus_lens.max_tools", None, "integer >= 0"),
@@ -164,8 +177,9 @@ def test_errors_name_the_option_index_and_entry(config, option, index, message):
     err = info.value
     assert message in str(err)
     assert (err.option, err.index, err.path) == (option, index, None)
-    where = option if index is None else f"{option}[{index}]"
-    assert str(err).startswith(f"{where}: ")
+    where = option if index is None or option.startswith("tool_filter_groups[") \
+        else f"{option}[{index}]"
+    assert str(err).startswith(f"{where}")
 
 
 def test_file_errors_name_the_file(tmp_path):
@@ -205,9 +219,15 @@ def test_unknown_group_keys_warn_but_load():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         config = load_config({"tool_filter_groups": [{"tools": ["a__*"], "note": "x"}]})
-    assert config.groups[0]["tools"] == ["a__*"]
-    assert any("tool_filter_groups[0]: ignoring unknown key 'note'" in str(w.message)
-               for w in caught)
+    assert config.groups[0].tools == ("a__*",)
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (GroupConfigWarning, "tool_filter_groups[0]: unknown keys ignored: 'note'")]
+
+
+def test_no_groups_filter_nothing():
+    config = load_config({})
+    assert config.groups == () and len(config.group_filter) == 0
+    assert config.group_filter.visible_names(["a__b"], "", {"a__b"}) == ["a__b"]
 
 
 def test_from_config_subclass():

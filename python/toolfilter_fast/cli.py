@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -64,8 +65,14 @@ def _split_tool(text: str, flag: str) -> tuple[str, str]:
     return server, name
 
 
-def _load_config(path: str) -> Config:
-    return load_file(path)
+def _load_config(path: str, command: str) -> Config:
+    """The config file; its warnings (unknown keys in a group) printed as one line each."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        config = load_file(path)
+    for warning in caught:
+        print(f"toolfilter {command}: warning: {path}: {warning.message}", file=sys.stderr)
+    return config
 
 
 def _catalog_args(args: Sequence[str], server_id: str | None) -> list[tuple[str, str | None]]:
@@ -205,7 +212,7 @@ def _check_expectations(
 def _cmd_check(args: argparse.Namespace) -> int:
     expectations = _expectations(args)
     ctx = _parse_ctx(args.ctx)
-    config = _load_config(args.config)
+    config = _load_config(args.config, args.command)
     tools = _read_catalogs(args.catalogs, args.server_id)
     decisions = _explain_all(Explainer(config.filter), tools, ctx, args.progress)
     results = _check_expectations(expectations, decisions)
@@ -268,7 +275,7 @@ def _explain_text(d: Decision, style: Style) -> list[str]:
 def _cmd_explain(args: argparse.Namespace) -> int:
     targets = [_split_tool(text, "SERVER/TOOL") for text in args.tools]
     ctx = _parse_ctx(args.ctx)
-    config = _load_config(args.config)
+    config = _load_config(args.config, args.command)
     known: dict[tuple[str, str], Tool] = {}
     if args.catalog:
         for tool in _read_catalogs(args.catalog, None):

@@ -50,14 +50,16 @@ import importlib
 import json
 import os
 import re
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._errors import PatternError
+from ._group_model import GroupConfigError, _group_from_mapping
+from ._group_model import _Where as _GroupWhere
 from .filter import ToolFilter
+from .groups import GroupFilter, ToolFilterGroup
 
 try:
     import tomllib
@@ -66,7 +68,6 @@ except ModuleNotFoundError:  # Python 3.10
 
 __all__ = [
     "FOCUS_LENS_MODES",
-    "GROUP_MODES",
     "Config",
     "ConfigError",
     "filter_from_config",
@@ -79,8 +80,6 @@ __all__ = [
 
 TOP_LEVEL_KEYS = ("filter", "include", "exclude", "tool_filter_groups", "focus_lens")
 FILTER_KEYS = ("include", "exclude")
-GROUP_MODES = ("always", "dynamic")
-GROUP_KEYS = ("mode", "tools", "keywords")
 FOCUS_LENS_MODES = ("all", "focused", "hover")
 FOCUS_LENS_KEYS = ("mode", "max_tools", "session_id", "focused_id", "hover_id")
 _FLAGS = {"a": re.ASCII, "i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
@@ -260,36 +259,24 @@ def _string_list(where: _Where, option: str, value: Any) -> list[str]:
     return list(value)
 
 
-def _groups_section(where: _Where, value: Any) -> tuple[dict[str, Any], ...]:
-    """``[[tool_filter_groups]]``: validated as plain data (mode, tools, keywords)."""
+def _groups_section(where: _Where, value: Any) -> GroupFilter:
+    """``[[tool_filter_groups]]``: each entry read as ``ToolFilterGroup.from_dict`` does
+    (unknown keys warn, as upstream ignores them), compiled into one GroupFilter."""
     option = "tool_filter_groups"
     if not isinstance(value, list):
         raise where.error(option, f"expected an array of tables, not {_type_name(value)}",
                           entry=value)
     groups = []
-    for index, group in enumerate(value):
+    for index, entry in enumerate(value):
         at = f"{option}[{index}]"
-        if not isinstance(group, dict):
-            raise where.error(option, f"a group is a table, not {_type_name(group)}",
-                              index=index, entry=group)
-        unknown = [key for key in group if key not in GROUP_KEYS]
-        if unknown:
-            # As upstream: unknown keys in a group are ignored, but said.
-            warnings.warn(
-                f"{where.path + ': ' if where.path else ''}{at}: ignoring unknown "
-                f"key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}",
-                stacklevel=4,
-            )
-        mode = group.get("mode", "dynamic")
-        if mode not in GROUP_MODES:
-            raise where.error(f"{at}.mode", f"unknown mode (the modes are "
-                              f"{', '.join(map(repr, GROUP_MODES))})", entry=mode)
-        groups.append({
-            "mode": mode,
-            "tools": _string_list(where, f"{at}.tools", group.get("tools", [])),
-            "keywords": _string_list(where, f"{at}.keywords", group.get("keywords", [])),
-        })
-    return tuple(groups)
+        try:
+            groups.append(_group_from_mapping(entry, _GroupWhere(at, None, index)))
+        except GroupConfigError as err:
+            raise ConfigError(
+                str(err), path=where.path, option=f"{at}.{err.field}" if err.field else at,
+                index=index, entry=entry,
+            ) from None
+    return GroupFilter(groups)
 
 
 def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
@@ -316,15 +303,21 @@ def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
 class Config:
     """A whole config file: the filter, the tool groups and the focus-lens defaults.
 
-    ``groups`` holds one ``{"mode", "tools", "keywords"}`` dict a group, defaults
-    filled in; ``focus_lens`` the ``[focus_lens]`` table as written (empty when
-    absent).
+    ``group_filter`` is the ``[[tool_filter_groups]]`` compiled (a
+    :class:`~toolfilter_fast.GroupFilter`; with no groups it filters nothing);
+    ``focus_lens`` the ``[focus_lens]`` table as written (empty when absent),
+    validated as plain data.
     """
 
     filter: ToolFilter
-    groups: tuple[dict[str, Any], ...] = ()
+    group_filter: GroupFilter = field(default_factory=GroupFilter)
     focus_lens: dict[str, Any] = field(default_factory=dict)
     path: str | None = None
+
+    @property
+    def groups(self) -> tuple[ToolFilterGroup, ...]:
+        """The tool groups, in file order."""
+        return self.group_filter.groups
 
 
 def load_config(
@@ -345,7 +338,7 @@ def load_config(
                               f"{', '.join(map(repr, TOP_LEVEL_KEYS))})", show_entry=False)
     tool_filter = _filter_section(where, config, cls)
     groups = _groups_section(where, config["tool_filter_groups"]) \
-        if "tool_filter_groups" in config else ()
+        if "tool_filter_groups" in config else GroupFilter()
     focus_lens = _focus_lens_section(where, config["focus_lens"]) \
         if "focus_lens" in config else {}
     return Config(tool_filter, groups, focus_lens, where.path)
