@@ -9,6 +9,7 @@
 //! The one binding module, `python`, converts Python objects at the edge.
 
 pub mod filter;
+pub mod focus;
 pub mod fold;
 pub mod glob;
 pub mod groups;

@@ -13,11 +13,14 @@ from .catalog import ToolCatalog
 from .config import ConfigError
 from .explain import Decision
 from .filter import ToolFilter, compile
+from .focus import FocusLens
 from .groups import GroupConfigError, GroupConfigWarning, GroupFilter, GroupMode, ToolFilterGroup
+from .registry import ToolRegistry
 
 __all__ = [
     "ConfigError",
     "Decision",
+    "FocusLens",
     "GroupConfigError",
     "GroupConfigWarning",
     "GroupFilter",
@@ -28,6 +31,7 @@ __all__ = [
     "ToolFilter",
     "ToolFilterGroup",
     "ToolNotFoundError",
+    "ToolRegistry",
     "compile",
     "fold_loose",
     "fold_lower",

@@ -75,3 +75,17 @@ class GroupSet:
     ) -> list[Any]:
         """The visible names (``hidden``: the MCP names no live group admits) in
         input order; ``message=None``: the MCP names an ``always`` group admits."""
+
+# --- focus lens ----------------------------------------------------------------
+
+def focus_select(
+    tools: tuple[Any, ...], name_of: Callable[[Any, int], str], session_id: str,
+    focused_id: str | None, hovered_id: str | None, meta_name: str | None, max_tools: int,
+) -> list[int]:
+    """The lens result as indices into the tuple ``tools``; ``-1`` is the meta-tool."""
+
+def focus_discover_json(
+    tools: list[Any] | tuple[Any, ...], fields_of: Callable[[Any], tuple[str | None, str | None]],
+    session_id: str, query: str,
+) -> str:
+    """The JSON list of ``{"name", "description"}`` of the session's tools that ``query`` finds."""

@@ -22,6 +22,7 @@ from ._patterns import (
     call_fail_closed,
     parse_options,
 )
+from ._reference_focus import FocusLens, ToolRegistry
 from ._reference_groups import (
     GroupConfigError,
     GroupConfigWarning,
@@ -34,6 +35,7 @@ from ._tool import Tool
 from .catalog import ToolCatalog
 
 __all__ = [
+    "FocusLens",
     "GroupConfigError",
     "GroupConfigWarning",
     "GroupFilter",
@@ -44,6 +46,7 @@ __all__ = [
     "ToolFilter",
     "ToolFilterGroup",
     "ToolNotFoundError",
+    "ToolRegistry",
     "compile",
     "fold_loose",
     "fold_lower",
