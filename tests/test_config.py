@@ -224,6 +224,18 @@ def test_unknown_group_keys_warn_but_load():
         (GroupConfigWarning, "tool_filter_groups[0]: unknown keys ignored: 'note'")]
 
 
+def test_focus_lens_defaults_apply_through_config_focus():
+    config = load_config({"focus_lens": {"mode": "focused", "max_tools": 2, "focused_id": "w"}})
+    tools = [{"name": "s.w.click"}, {"name": "s.v.click"}, {"name": "list"}, {"name": "help"}]
+    assert [t["name"] for t in config.focus(tools, session_id="s")] == ["s.w.click", "list"]
+    # A call's options override the file's defaults.
+    assert [t["name"] for t in config.focus(tools, session_id="s", max_tools=15)] == [
+        "s.w.click", "list", "help"]
+    assert [t["name"] for t in config.focus(tools, mode="all", max_tools=1)] == ["s.w.click"]
+    with pytest.raises(ValueError, match="session_id is required"):
+        config.focus(tools)
+
+
 def test_no_groups_filter_nothing():
     config = load_config({})
     assert config.groups == () and len(config.group_filter) == 0

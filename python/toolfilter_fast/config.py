@@ -50,15 +50,18 @@ import importlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._errors import PatternError
+from ._focus_common import MODES as FOCUS_LENS_MODES
+from ._focus_common import check_id as check_focus_id
 from ._group_model import GroupConfigError, _group_from_mapping
 from ._group_model import _Where as _GroupWhere
 from .filter import ToolFilter
+from .focus import FocusLens
 from .groups import GroupFilter, ToolFilterGroup
 
 try:
@@ -80,7 +83,6 @@ __all__ = [
 
 TOP_LEVEL_KEYS = ("filter", "include", "exclude", "tool_filter_groups", "focus_lens")
 FILTER_KEYS = ("include", "exclude")
-FOCUS_LENS_MODES = ("all", "focused", "hover")
 FOCUS_LENS_KEYS = ("mode", "max_tools", "session_id", "focused_id", "hover_id")
 _FLAGS = {"a": re.ASCII, "i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
@@ -280,7 +282,8 @@ def _groups_section(where: _Where, value: Any) -> GroupFilter:
 
 
 def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
-    """``[focus_lens]`` defaults: validated as plain data."""
+    """``[focus_lens]``: defaults for :meth:`FocusLens.filter`, each checked by the
+    focus lens's own rules (``session_id`` may be left to the call)."""
     option = "focus_lens"
     if not isinstance(value, dict):
         raise where.error(option, f"expected a table, not {_type_name(value)}", entry=value)
@@ -294,8 +297,12 @@ def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
                               f"{', '.join(map(repr, FOCUS_LENS_MODES))})", entry=item)
         if key == "max_tools" and (type(item) is not int or item < 0):
             raise where.error(at, "expected an integer >= 0", entry=item)
-        if key.endswith("_id") and (not isinstance(item, str) or not item or "." in item):
-            raise where.error(at, "expected a non-empty string without '.'", entry=item)
+        if key.endswith("_id"):
+            try:
+                check_focus_id(key, item)
+            except ValueError:
+                raise where.error(at, "expected a non-empty string without '.'",
+                                  entry=item) from None
     return dict(value)
 
 
@@ -305,8 +312,8 @@ class Config:
 
     ``group_filter`` is the ``[[tool_filter_groups]]`` compiled (a
     :class:`~toolfilter_fast.GroupFilter`; with no groups it filters nothing);
-    ``focus_lens`` the ``[focus_lens]`` table as written (empty when absent),
-    validated as plain data.
+    ``focus_lens`` the ``[focus_lens]`` table as written (empty when absent):
+    defaults for :meth:`focus`, which runs :meth:`FocusLens.filter` with them.
     """
 
     filter: ToolFilter
@@ -318,6 +325,11 @@ class Config:
     def groups(self) -> tuple[ToolFilterGroup, ...]:
         """The tool groups, in file order."""
         return self.group_filter.groups
+
+    def focus(self, tools: Iterable[Any], **options: Any) -> list[Any]:
+        """:meth:`FocusLens.filter` with the ``[focus_lens]`` defaults; ``options``
+        (``session_id=``, ``focused_id=``, ``registry=``, ...) override them."""
+        return FocusLens.filter(tools, **{**self.focus_lens, **options})
 
 
 def load_config(
