@@ -10,12 +10,16 @@ from ._core import fold_loose, fold_lower, glob_match
 from ._errors import PatternError, ToolNotFoundError
 from ._tool import Tool
 from .catalog import ToolCatalog
+from .config import ConfigError
+from .explain import Decision
 from .filter import ToolFilter, compile
 from .focus import FocusLens
 from .groups import GroupConfigError, GroupConfigWarning, GroupFilter, GroupMode, ToolFilterGroup
 from .registry import ToolRegistry
 
 __all__ = [
+    "ConfigError",
+    "Decision",
     "FocusLens",
     "GroupConfigError",
     "GroupConfigWarning",

@@ -1,10 +1,10 @@
-"""``python -m toolfilter_fast``: the demo on an embedded example catalog."""
+"""``python -m toolfilter_fast``: the ``toolfilter`` command."""
 
 from __future__ import annotations
 
 import sys
 
-from ._demo import main
+from .cli import main
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

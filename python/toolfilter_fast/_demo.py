@@ -1,52 +1,62 @@
-"""An embedded example catalog and filter, shown visible and hidden."""
+"""The example of ``toolfilter demo``: a config file, a catalog, two contexts.
+
+The two function patterns below are real: the example config names them as
+``{callable = "toolfilter_fast._demo:..."}``, so they are imported the way a
+user's own would be.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from ._errors import ToolNotFoundError
 from ._tool import Tool
-from .catalog import ToolCatalog
-from .filter import ToolFilter
 
-EXAMPLE_TOOLS = {
+__all__ = ["EXAMPLE_CATALOG", "EXAMPLE_CONFIG", "EXAMPLE_CONTEXTS", "merge_needs_admin", "on_call"]
+
+EXAMPLE_CONFIG = """\
+# Which MCP tools the assistant may see.
+[filter]
+include = [
+    "github/*",
+    "fs/read_*",
+    "slack/post_message",
+    {server = "db", regex = "^(select|explain)_"},
+    {callable = "toolfilter_fast._demo:on_call"},
+]
+exclude = [
+    "*/delete_*",
+    {server = "*", regex = "^drop_"},
+    {callable = "toolfilter_fast._demo:merge_needs_admin"},
+]
+"""
+
+EXAMPLE_CATALOG: dict[str, list[str]] = {
     "github": ["create_issue", "list_pull_requests", "Delete-Repo", "DELETE.REPO", "merge_pr"],
     "GitHub": ["create_issue"],
     "fs": ["read_file", "read_dir", "write_file", "delete_file"],
     "slack": ["post_message", "list_channels"],
+    "db": ["select_rows", "explain_query", "drop_table", "Drop-Index"],
+    "pagerduty": ["ack_incident"],
 }
 
+EXAMPLE_CONTEXTS: list[dict[str, Any]] = [{"role": "user"}, {"role": "admin", "on_call": True}]
 
-def _admins_only(tool: Tool, ctx: Any) -> bool:
-    """Exclude function: merging is for admins."""
+
+def merge_needs_admin(tool: Tool, ctx: Any) -> bool:
+    """Exclude function: merging pull requests is for admins."""
     return tool.name == "merge_pr" and (ctx or {}).get("role") != "admin"
 
 
-EXAMPLE_FILTER = {
-    "include": ["github/*", "fs/read_*", "slack/post_message"],
-    "exclude": ["*/delete_*", _admins_only],
-}
+def on_call(tool: Tool, ctx: Any) -> bool:
+    """Include function: the pager tools, for whoever is on call.
+
+    Reads ``ctx["on_call"]`` without a default on purpose: for a ctx without
+    that key it raises KeyError, and the filter fails closed (hidden).
+    """
+    if tool.server_id != "pagerduty":
+        return False
+    return bool(ctx["on_call"])
 
 
-def main(argv: Sequence[str] = ()) -> int:
-    f = ToolFilter.compile(**EXAMPLE_FILTER)
-    catalog = ToolCatalog(f)
-    print(f"filter: {f!r}\n")
-    for server_id, names in EXAMPLE_TOOLS.items():
-        catalog.refresh(server_id, [Tool(server_id, n) for n in names])
-    for role in ("user", "admin"):
-        ctx = {"role": role}
-        print(f"ctx={ctx}")
-        for server_id, names in EXAMPLE_TOOLS.items():
-            for name in names:
-                shown = f.visible(Tool(server_id, name), ctx)
-                print(f"  {'visible' if shown else 'hidden '}  {server_id}/{name}")
-        listed = [f"{t.server_id}/{t.name}" for t in catalog.list_tools(ctx)]
-        print(f"  catalog.list_tools -> {listed}")
-        try:
-            catalog.resolve("github", "Delete-Repo", ctx)
-        except ToolNotFoundError as err:
-            print(f"  catalog.resolve('github', 'Delete-Repo') -> {type(err).__name__}: {err}")
-        print()
-    return 0
+def example_tools() -> list[Tool]:
+    return [Tool(server, name) for server, names in EXAMPLE_CATALOG.items() for name in names]

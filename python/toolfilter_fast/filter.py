@@ -250,6 +250,28 @@ class ToolFilter:
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), list(self.include), list(self.exclude)))
 
+    # --- delegates: explain (explain.py) and config files (config.py) ---------------
+
+    def explain(self, tool: Any, ctx: Any = None) -> Any:
+        """Why :meth:`visible` says what it says: a :class:`~toolfilter_fast.explain.Decision`."""
+        from .explain import explain
+
+        return explain(self, tool, ctx)
+
+    @classmethod
+    def from_config(cls, config: Any) -> ToolFilter:
+        """A filter from a parsed config mapping (see ``toolfilter_fast.config``)."""
+        from .config import filter_from_config
+
+        return filter_from_config(config, cls=cls)
+
+    @classmethod
+    def from_file(cls, path: Any) -> ToolFilter:
+        """A filter from a TOML or JSON config file (see ``toolfilter_fast.config``)."""
+        from .config import filter_from_file
+
+        return filter_from_file(path, cls=cls)
+
 
 def _rebuild(cls: type[ToolFilter], include: list[Any], exclude: list[Any]) -> ToolFilter:
     return cls.compile(include=include, exclude=exclude)

@@ -1,0 +1,585 @@
+"""The ``toolfilter`` command: try, check and explain filter configs without Python.
+
+Exit codes: 0 done; 1 a ``--expect-visible``/``--expect-hidden`` assertion
+failed; 2 a bad flag, a bad config or catalog file (one message on stderr,
+never a traceback); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import os
+import sys
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import __version__
+from ._catalog_files import CatalogError, read_catalog
+from ._term import ProgressBar, Style, table, wants_color
+from ._tool import Tool
+from .config import Config, ConfigError, load_config, load_file
+from .explain import Decision, Explainer
+
+__all__ = ["main"]
+
+#: Catalogs bigger than this get a progress bar (on a terminal).
+PROGRESS_THRESHOLD = 100_000
+
+
+class UsageError(Exception):
+    """A bad argument found after parsing: reported like argparse's own, exit 2."""
+
+
+# --- shared options ------------------------------------------------------------------
+
+
+def _parse_ctx(text: str | None) -> Any:
+    """``--ctx``: JSON text, or ``@FILE`` holding JSON."""
+    if text is None:
+        return None
+    where = "--ctx"
+    if text.startswith("@"):
+        path = text[1:]
+        where = f"--ctx {text}"
+        try:
+            text = Path(path).read_text(encoding="utf-8-sig")
+        except FileNotFoundError:
+            raise UsageError(f"{where}: no such file") from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise UsageError(f"{where}: cannot read ({err})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{where}: invalid JSON: {err.msg} (column {err.colno})") from None
+
+
+def _split_tool(text: str, flag: str) -> tuple[str, str]:
+    server, slash, name = text.partition("/")
+    if not slash or not server or not name:
+        raise UsageError(f"{flag} {text!r}: expected SERVER/TOOL (split at the first '/')")
+    return server, name
+
+
+def _load_config(path: str, command: str) -> Config:
+    """The config file; its warnings (unknown keys in a group) printed as one line each."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        config = load_file(path)
+    for warning in caught:
+        print(f"toolfilter {command}: warning: {path}: {warning.message}", file=sys.stderr)
+    return config
+
+
+def _catalog_args(args: Sequence[str], server_id: str | None) -> list[tuple[str, str | None]]:
+    """``(path, server_id)`` for each CATALOG argument (``SERVER=PATH`` or ``PATH``)."""
+    if server_id is not None and len(args) > 1:
+        raise UsageError(
+            "--server-id names the server of a single catalog; with several, "
+            "write each as SERVER=FILE",
+        )
+    out: list[tuple[str, str | None]] = []
+    for arg in args:
+        server, equals, path = arg.partition("=")
+        if equals and arg != "-" and not Path(arg).exists():
+            if not server or not path:
+                raise UsageError(f"catalog {arg!r}: expected FILE or SERVER=FILE")
+            out.append((path, server))
+        else:
+            out.append((arg, server_id))
+    return out
+
+
+def _read_catalogs(args: Sequence[str], server_id: str | None) -> list[Tool]:
+    tools: list[Tool] = []
+    for path, server in _catalog_args(args, server_id):
+        tools.extend(read_catalog(path, server))
+    return tools
+
+
+def _explain_all(
+    explainer: Explainer, tools: Sequence[Tool], ctx: Any, progress: str,
+) -> list[Decision]:
+    show = progress == "always" or (
+        progress == "auto" and len(tools) > PROGRESS_THRESHOLD and _isatty(sys.stderr)
+    )
+    bar = ProgressBar(sys.stderr, len(tools), "explaining", show)
+    decisions = []
+    step = max(1, len(tools) // 200)
+    for i, tool in enumerate(tools, start=1):
+        decisions.append(explainer.explain(tool, ctx))
+        if i % step == 0:
+            bar.advance(step)
+    bar.advance(len(tools) - bar.done)
+    bar.close()
+    return decisions
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _tool_label(d: Decision) -> str:
+    return f"{d.server_id}/{d.name}"
+
+
+def _status(d: Decision) -> tuple[str, tuple[str, ...]]:
+    return ("visible", ("green",)) if d.visible else ("hidden", ("red",))
+
+
+def _write_decisions(
+    out: TextIO, decisions: Sequence[Decision], fmt: str, style: Style,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    if fmt == "json":
+        doc = dict(extra or {})
+        doc["summary"] = _summary_counts(decisions)
+        doc["tools"] = [d.to_dict() for d in decisions]
+        json.dump(doc, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    elif fmt == "jsonl":
+        for d in decisions:
+            out.write(json.dumps(d.to_dict(), ensure_ascii=False))
+            out.write("\n")
+    elif fmt == "text":
+        for d in decisions:
+            out.write(f"{'visible' if d.visible else 'hidden'}\t{_tool_label(d)}\t{d.why}\n")
+    else:
+        rows = [[_status(d), (_tool_label(d), ()), (d.why, ())] for d in decisions]
+        for line in table(["STATUS", "TOOL", "WHY"], rows, style):
+            out.write(line + "\n")
+        counts = _summary_counts(decisions)
+        out.write(style(
+            f"{counts['tools']} tools: {counts['visible']} visible, {counts['hidden']} hidden",
+            "bold",
+        ) + "\n")
+
+
+def _summary_counts(decisions: Sequence[Decision]) -> dict[str, int]:
+    visible = sum(d.visible for d in decisions)
+    return {"tools": len(decisions), "visible": visible, "hidden": len(decisions) - visible}
+
+
+def _resolve_format(fmt: str, out: TextIO, piped: str = "text") -> str:
+    if fmt == "auto":
+        return "table" if _isatty(out) else piped
+    return fmt
+
+
+# --- check ---------------------------------------------------------------------------
+
+
+def _expectations(args: argparse.Namespace) -> list[tuple[str, str, str, str]]:
+    out = []
+    for want, flag in (("visible", "--expect-visible"), ("hidden", "--expect-hidden")):
+        for text in getattr(args, f"expect_{want}"):
+            server, name = _split_tool(text, flag)
+            out.append((want, text, server, name))
+    return out
+
+
+def _check_expectations(
+    expectations: Iterable[tuple[str, str, str, str]], decisions: Sequence[Decision],
+) -> list[dict[str, Any]]:
+    expectations = list(expectations)
+    if not expectations:
+        return []
+    by_tool: dict[tuple[str, str], list[Decision]] = {}
+    for d in decisions:
+        by_tool.setdefault((d.server_id, d.name), []).append(d)
+    results = []
+    for want, text, server, name in expectations:
+        found = by_tool.get((server, name), [])
+        wrong = [d for d in found if d.visible != (want == "visible")]
+        if not found:
+            ok, message = False, f"expected {text} {want}, but it is not in the catalog"
+        elif wrong:
+            d = wrong[0]
+            ok, message = False, f"expected {text} {want}, but it is {d.reason}"
+        else:
+            ok, message = True, f"{text} is {want}: {found[0].why}"
+        results.append({"expect": want, "tool": text, "ok": ok, "message": message})
+    return results
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    expectations = _expectations(args)
+    ctx = _parse_ctx(args.ctx)
+    config = _load_config(args.config, args.command)
+    tools = _read_catalogs(args.catalogs, args.server_id)
+    decisions = _explain_all(Explainer(config.filter), tools, ctx, args.progress)
+    results = _check_expectations(expectations, decisions)
+    shown = decisions
+    if args.only != "all":
+        shown = [d for d in decisions if d.visible == (args.only == "visible")]
+    out = sys.stdout
+    fmt = _resolve_format(args.format, out)
+    extra = {"config": args.config, "ctx": ctx, "expectations": results}
+    _write_decisions(out, shown, fmt, Style(wants_color(out, args.color)), extra)
+    out.flush()
+    err_style = Style(wants_color(sys.stderr, args.color))
+    failed = [r for r in results if not r["ok"]]
+    for r in failed:
+        print(f"{err_style('FAIL', 'red', 'bold')} {r['message']}", file=sys.stderr)
+    if results:
+        summary = f"expectations: {len(results) - len(failed)} passed, {len(failed)} failed"
+        print(err_style(summary, "bold"), file=sys.stderr)
+    return 1 if failed else 0
+
+
+# --- explain -------------------------------------------------------------------------
+
+
+def _explain_text(d: Decision, style: Style) -> list[str]:
+    status = style("visible", "green", "bold") if d.visible else style("hidden", "red", "bold")
+    lines = [f"{style(_tool_label(d), 'bold')}: {status}"]
+
+    def field(label: str, value: str) -> None:
+        lines.append(f"  {style(f'{label:<9}', 'dim')}{value}")
+
+    field("why", d.why)
+    field("step", d.step)
+    p = d.pattern
+    if p is not None:
+        parts = [p.kind]
+        if p.kind == "string":
+            parts.append(f"server glob {json.dumps(p.server_glob, ensure_ascii=False)}, "
+                         f"tool glob {json.dumps(p.tool_glob, ensure_ascii=False)}")
+        if p.loose:
+            parts.append("loose" + (f", folded {json.dumps(p.folded, ensure_ascii=False)}"
+                                    if p.folded is not None else ""))
+        else:
+            parts.append("exact")
+        if d.matched_on is not None:
+            parts.append(f"matched the {d.matched_on} form")
+        field("pattern", f"{p.label()} ({'; '.join(parts)})")
+    field("folded", f"server {json.dumps(d.folded_server_id, ensure_ascii=False)}, "
+          f"name {json.dumps(d.folded_name, ensure_ascii=False)} (what exclude patterns match)")
+    field("refresh", "kept by static_visible (functions decide at read time)"
+          if d.static_visible else "dropped by static_visible (never stored by a catalog)")
+    if d.calls:
+        for i, call in enumerate(d.calls):
+            field("calls" if i == 0 else "", call.describe())
+    else:
+        field("calls", "none")
+    return lines
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    targets = [_split_tool(text, "SERVER/TOOL") for text in args.tools]
+    ctx = _parse_ctx(args.ctx)
+    config = _load_config(args.config, args.command)
+    known: dict[tuple[str, str], Tool] = {}
+    if args.catalog:
+        for tool in _read_catalogs(args.catalog, None):
+            known.setdefault((tool.server_id, tool.name), tool)
+    explainer = Explainer(config.filter)
+    decisions = []
+    for (server, name), text in zip(targets, args.tools, strict=True):
+        found = known.get((server, name))
+        if found is None and args.catalog:
+            raise UsageError(f"{text!r} is not in the given catalogs")
+        decisions.append(explainer.explain(found or Tool(server, name), ctx))
+    out = sys.stdout
+    if args.format == "json":
+        json.dump([d.to_dict() for d in decisions], out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    else:
+        style = Style(wants_color(out, args.color))
+        blocks = ["\n".join(_explain_text(d, style)) for d in decisions]
+        out.write("\n\n".join(blocks) + "\n")
+    return 0
+
+
+# --- demo ----------------------------------------------------------------------------
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from . import _demo
+    from .config import parse_toml
+
+    if args.write_example is not None:
+        return _write_example(Path(args.write_example))
+    config = load_config(parse_toml(_demo.EXAMPLE_CONFIG), path="<example filters.toml>")
+    tools = _demo.example_tools()
+    explainer = Explainer(config.filter)
+    out = sys.stdout
+    style = Style(wants_color(out, args.color))
+    fmt = _resolve_format(args.format, out)
+    if fmt == "json":
+        runs = [{"ctx": ctx, "tools": [explainer.explain(t, ctx).to_dict() for t in tools]}
+                for ctx in _demo.EXAMPLE_CONTEXTS]
+        json.dump({"config": _demo.EXAMPLE_CONFIG, "runs": runs}, out, ensure_ascii=False,
+                  indent=2)
+        out.write("\n")
+        return 0
+    out.write(style("The example config (filters.toml):", "bold") + "\n\n")
+    out.write("".join(f"    {line}\n" for line in _demo.EXAMPLE_CONFIG.splitlines()))
+    for ctx in _demo.EXAMPLE_CONTEXTS:
+        out.write("\n" + style(f"ctx = {json.dumps(ctx)}", "bold") + "\n")
+        _write_decisions(out, [explainer.explain(t, ctx) for t in tools], fmt, style)
+    out.write(
+        "\nTry it on files: toolfilter demo --write-example DIR, then\n"
+        "  toolfilter check --config DIR/filters.toml --ctx @DIR/ctx.json DIR/catalog.jsonl\n"
+        "  toolfilter explain --config DIR/filters.toml github/Delete-Repo\n"
+    )
+    return 0
+
+
+def _write_example(directory: Path) -> int:
+    from . import _demo
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "filters.toml").write_text(_demo.EXAMPLE_CONFIG, encoding="utf-8")
+        records = [{"server_id": t.server_id, "name": t.name} for t in _demo.example_tools()]
+        (directory / "catalog.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8",
+        )
+        (directory / "ctx.json").write_text(
+            json.dumps(_demo.EXAMPLE_CONTEXTS[0]) + "\n", encoding="utf-8",
+        )
+    except OSError as err:
+        raise UsageError(f"--write-example {directory}: {err.strerror or err}") from None
+    for name in ("filters.toml", "catalog.jsonl", "ctx.json"):
+        print(directory / name)
+    return 0
+
+
+# --- bench ---------------------------------------------------------------------------
+
+
+def _int_list(text: str, flag: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise UsageError(f"{flag} {text!r}: expected comma-separated whole numbers") from None
+    if any(v < 1 for v in values):
+        raise UsageError(f"{flag} {text!r}: every number must be at least 1")
+    return values
+
+
+def _bench_steps(sizes: Sequence[int], counts: Sequence[int], memory: bool) -> int:
+    """How many progress messages ``_bench.run`` sends for these arguments: one
+    catalog generation and four timings a size, one a pattern count, then the
+    scalar call, the compile, the memory probe and the adversarial glob. Only
+    sizes the bar; a miscount would only make it end early or late."""
+    return 5 * len(sizes) + len(counts) + 3 + int(memory)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from . import _bench
+
+    sizes = _int_list(args.sizes, "--sizes")
+    counts = _int_list(args.counts, "--counts")
+    show = args.progress == "always" or (args.progress == "auto" and _isatty(sys.stderr))
+    bar = ProgressBar(sys.stderr, _bench_steps(sizes, counts, args.memory), "bench", show)
+
+    started = 0
+
+    def say(message: str) -> None:
+        # Each message starts a step, so the steps before it are done.
+        nonlocal started
+        bar.total = max(bar.total, started + 1)
+        bar.advance(started - bar.done, message.strip())
+        started += 1
+
+    rows, notes = _bench.run(sizes, counts, say=say, memory=args.memory)
+    bar.advance(bar.total - bar.done, "done")
+    bar.close()
+    out = sys.stdout
+    fmt = _resolve_format(args.format, out, piped="markdown")
+    machine = _bench.machine()
+    if fmt == "json":
+        doc = {
+            "machine": machine, "sizes": sizes, "counts": counts,
+            "rows": [{**dataclasses.asdict(r), "ratio": r.ratio} for r in rows], "notes": notes,
+        }
+        json.dump(doc, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+        return 0
+    markdown = _bench.render(rows, notes)
+    if fmt == "markdown":
+        out.write(f"Machine: {machine}\n\n{markdown}\n")
+        return 0
+    style = Style(wants_color(out, args.color))
+    lines = markdown.splitlines()
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    cells = []
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        row = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        cells.append([(c, ("red", "bold") if i == 6 and c == "NO" else ("bold",) if i == 5 else ())
+                      for i, c in enumerate(row)])
+    out.write(style(f"Machine: {machine}", "dim") + "\n\n")
+    for line in table(header, cells, style):
+        out.write(line + "\n")
+    for line in lines[2 + len(cells):]:
+        if line:
+            out.write(line + "\n")
+    return 0
+
+
+# --- the parser ----------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the program's error format: one line, then the usage hint, exit 2."""
+
+    def error(self, message: str) -> Any:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto",
+        help="colours: auto (a terminal and NO_COLOR unset), always, never (default: auto)",
+    )
+    parser = _Parser(
+        prog="toolfilter",
+        description="Check and explain which MCP tools a filter config shows or hides.",
+        epilog="Start with: toolfilter demo. Exit codes: 0 ok, 1 an expectation failed, "
+               "2 bad flags or files.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    demo = sub.add_parser(
+        "demo", parents=[common], help="show an example config on an example catalog",
+        description="Runs an embedded example config on an embedded example catalog for two "
+                    "contexts and shows every tool, visible or hidden, with the reason.",
+    )
+    demo.add_argument("--format", choices=("auto", "table", "text", "json"), default="auto",
+                      help="table on a terminal, text when piped (default: auto)")
+    demo.add_argument("--write-example", metavar="DIR",
+                      help="write the example filters.toml, catalog.jsonl and ctx.json to DIR "
+                           "instead, to try check and explain on")
+    demo.set_defaults(run=_cmd_demo)
+
+    config_help = "the filter config file (.toml or .json)"
+    ctx_help = "the ctx passed to function patterns: JSON, or @FILE holding JSON (default: null)"
+
+    check = sub.add_parser(
+        "check", parents=[common], help="show which tools of catalogs a config shows or hides",
+        description="Applies a filter config to tool catalogs and prints every tool, visible "
+                    "or hidden, with the pattern that decided. A CATALOG is an MCP tools/list "
+                    "result of one server (JSON; the server id is the file name without its "
+                    "extension, or SERVER=FILE, or --server-id), or a combined catalog of "
+                    "{server_id, name, ...} records (a JSON array, or JSON Lines). '-' reads "
+                    "standard input. Exits 1 when an --expect-* assertion fails.",
+    )
+    check.add_argument("--config", required=True, metavar="FILE", help=config_help)
+    check.add_argument("catalogs", nargs="+", metavar="CATALOG",
+                       help="a catalog file: FILE or SERVER=FILE")
+    check.add_argument("--server-id", metavar="ID",
+                       help="the server id of a single tools/list CATALOG")
+    check.add_argument("--ctx", metavar="JSON", help=ctx_help)
+    check.add_argument("--format", choices=("auto", "table", "text", "json", "jsonl"),
+                       default="auto",
+                       help="table on a terminal, tab-separated text when piped (default: auto)")
+    check.add_argument("--only", choices=("all", "visible", "hidden"), default="all",
+                       help="which tools to print (default: all)")
+    check.add_argument("--expect-visible", action="append", default=[], metavar="SERVER/TOOL",
+                       help="fail (exit 1) unless this tool is in a catalog and visible; "
+                            "repeatable")
+    check.add_argument("--expect-hidden", action="append", default=[], metavar="SERVER/TOOL",
+                       help="fail (exit 1) unless this tool is in a catalog and hidden; "
+                            "repeatable")
+    check.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                       help=f"progress bar on stderr: auto = catalogs over "
+                            f"{PROGRESS_THRESHOLD:,} tools, on a terminal (default: auto)")
+    check.set_defaults(run=_cmd_check)
+
+    explain = sub.add_parser(
+        "explain", parents=[common], help="explain why one tool is visible or hidden",
+        description="Shows the decision for each SERVER/TOOL: the step and the pattern that "
+                    "decided, every function pattern called and how it went, and the folded "
+                    "forms that exclude patterns match.",
+    )
+    explain.add_argument("--config", required=True, metavar="FILE", help=config_help)
+    explain.add_argument("tools", nargs="+", metavar="SERVER/TOOL",
+                         help="the tool, split at the first '/'")
+    explain.add_argument("--ctx", metavar="JSON", help=ctx_help)
+    explain.add_argument("--catalog", action="append", default=[], metavar="CATALOG",
+                         help="take the tool record (description, schema) from this catalog, "
+                              "for function patterns that read it; repeatable")
+    explain.add_argument("--format", choices=("text", "json"), default="text",
+                         help="default: text")
+    explain.set_defaults(run=_cmd_explain)
+
+    bench = sub.add_parser(
+        "bench", parents=[common], help="run the standard workload and print the ratio table",
+        description="Runs the package's standard deterministic workload (generated, fixed "
+                    "seeds) against its baselines (the pure-Python reference, fnmatch, a joined "
+                    "re alternation, a read-only loop) in one run and prints the ratio table. "
+                    "The defaults finish in well under a minute; the full run of "
+                    "spec/performance.md is --sizes 10000,100000,1000000 "
+                    "--counts 10,100,1000,10000 --memory.",
+    )
+    bench.add_argument("--sizes", default="10000", metavar="N,N,...",
+                       help="catalog sizes in tools (default: 10000)")
+    bench.add_argument("--counts", default="10,100,1000", metavar="N,N,...",
+                       help="patterns per option for the scaling rows; the largest is also "
+                            "the compile row's count (default: 10,100,1000)")
+    bench.add_argument("--memory", action="store_true",
+                       help="also measure memory (in a subprocess; slower)")
+    bench.add_argument("--format", choices=("auto", "table", "markdown", "json"),
+                       default="auto",
+                       help="table on a terminal, Markdown when piped (default: auto)")
+    bench.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                       help="progress bar on stderr: auto = when stderr is a terminal")
+    bench.set_defaults(run=_cmd_bench)
+    return parser
+
+
+def _prepare_streams() -> None:
+    # Tool names may hold lone surrogates (JSON decoding makes them): print them
+    # escaped rather than die on an encoding error.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 2
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    _prepare_streams()
+    # Like `python -m`: function patterns named in a config may live in the
+    # current directory.
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return int(args.run(args))
+    except (UsageError, ConfigError, CatalogError) as err:
+        sys.stdout.flush()
+        print(f"toolfilter {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,414 @@
+"""Filter configuration files (TOML or JSON) and their validation.
+
+A config file is a table (TOML) or an object (JSON)::
+
+    [filter]
+    include = ["github/*", "fs/read_*", {server = "*", regex = "^list_"}]
+    exclude = [
+        "*/delete_*",
+        {server = "*", regex = "^drop_", flags = "i"},
+        {callable = "myapp.policy:hidden_for_user"},
+    ]
+
+    [[tool_filter_groups]]
+    mode = "dynamic"
+    tools = ["browser__*"]
+    keywords = ["browse", "url"]
+
+    [focus_lens]
+    mode = "focused"
+    max_tools = 15
+
+``include`` and ``exclude`` may also stand at the top level instead of under
+``[filter]`` (not both). A pattern entry is one of:
+
+* a string: a ``server/tool`` glob, exactly as in ``ToolFilter.compile`` (a
+  string is *always* a glob, whatever it looks like);
+* ``{server = GLOB, regex = RE, flags = LETTERS}``: a regex searched in the
+  tool name; ``server`` defaults to ``"*"``, ``flags`` (default none) are
+  letters of ``a`` (ASCII), ``i`` (ignore case), ``m`` (multi-line), ``s``
+  (dot matches newline), ``x`` (verbose);
+* ``{callable = "package.module:function"}``: a function pattern
+  ``fn(tool, ctx) -> bool``, imported when the file is loaded (a dotted name
+  after the colon reaches an attribute: ``"pkg.mod:Policy.check"``). Loading
+  such a file runs the module's code: treat a config file with callables as
+  code.
+
+Every key is checked: an unknown key anywhere is an error, because a typo such
+as ``exlude`` would otherwise silently show every tool. Errors are
+:class:`ConfigError` (a :class:`~toolfilter_fast.PatternError`, so a
+``ValueError``) and name the file, the option, the index and the entry:
+``filters.toml: filter.exclude[2]: unknown regex flag 'q': {"regex": "x", "flags": "q"}``.
+
+A ``.json`` file is read as JSON, a ``.toml`` file as TOML; any other name is
+read as JSON when its first non-blank character is ``{``, else as TOML.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._errors import PatternError
+from ._focus_common import MODES as FOCUS_LENS_MODES
+from ._focus_common import check_id as check_focus_id
+from ._group_model import GroupConfigError, _group_from_mapping
+from ._group_model import _Where as _GroupWhere
+from .filter import ToolFilter
+from .focus import FocusLens
+from .groups import GroupFilter, ToolFilterGroup
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
+
+__all__ = [
+    "FOCUS_LENS_MODES",
+    "Config",
+    "ConfigError",
+    "filter_from_config",
+    "filter_from_file",
+    "load_config",
+    "load_file",
+    "parse_toml",
+    "read_file",
+]
+
+TOP_LEVEL_KEYS = ("filter", "include", "exclude", "tool_filter_groups", "focus_lens")
+FILTER_KEYS = ("include", "exclude")
+FOCUS_LENS_KEYS = ("mode", "max_tools", "session_id", "focused_id", "hover_id")
+_FLAGS = {"a": re.ASCII, "i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+
+
+class ConfigError(PatternError):
+    """A configuration was refused.
+
+    ``path`` is the file (None for a mapping), ``option`` the key as written
+    (``"filter.exclude"``, ``"focus_lens.max_tools"``), ``index`` the position
+    in a list (or None) and ``entry`` the offending value.
+    """
+
+    def __init__(
+        self, message: str, *, path: str | None = None, option: str | None = None,
+        index: int | None = None, entry: Any = None,
+    ) -> None:
+        prefix = f"{path}: " if path is not None else ""
+        super().__init__(prefix + message, option=option, index=index, entry=entry)
+        self.path = path
+
+
+def _show(entry: Any) -> str:
+    """An entry as it would be written in a JSON config (repr when not JSON)."""
+    try:
+        return json.dumps(entry, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(entry)
+
+
+class _Where:
+    """Where in which file: builds the errors."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+
+    def error(self, option: str, reason: str, *, index: int | None = None,
+              entry: Any = None, show_entry: bool = True) -> ConfigError:
+        where = option if index is None else f"{option}[{index}]"
+        tail = f": {_show(entry)}" if show_entry else ""
+        return ConfigError(f"{where}: {reason}{tail}", path=self.path, option=option,
+                           index=index, entry=entry)
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "table", list: "array", str: "string", bool: "boolean", int: "integer",
+            float: "number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _import_callable(where: _Where, option: str, index: int, entry: Any, spec: Any) -> Any:
+    def fail(reason: str) -> ConfigError:
+        return where.error(option, reason, index=index, entry=entry)
+
+    if not isinstance(spec, str):
+        raise fail(f"'callable' must be a string 'package.module:function', not {_type_name(spec)}")
+    module_name, colon, attr_path = spec.partition(":")
+    if not colon or not module_name or not attr_path:
+        raise fail("'callable' must look like 'package.module:function'")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        raise fail(f"cannot import module {module_name!r} ({err})") from None
+    except Exception as err:
+        raise fail(f"importing {module_name!r} raised {type(err).__name__}: {err}") from None
+    for part in attr_path.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise fail(f"{module_name!r} has no attribute {attr_path!r}") from None
+    if not callable(target):
+        raise fail(f"{spec!r} is a {type(target).__name__}, not a function")
+    return target
+
+
+def _pattern(where: _Where, option: str, index: int, entry: Any) -> Any:
+    """A config entry turned into what ``ToolFilter.compile`` takes."""
+    if isinstance(entry, str):
+        return entry
+    if not isinstance(entry, dict):
+        raise where.error(
+            option,
+            f"a pattern is a string, a {{regex = ...}} table or a {{callable = ...}} table, "
+            f"not {_type_name(entry)}",
+            index=index, entry=entry,
+        )
+    if "regex" in entry and "callable" in entry:
+        raise where.error(option, "a pattern table has 'regex' or 'callable', not both",
+                          index=index, entry=entry)
+    if "callable" in entry:
+        extra = sorted(set(entry) - {"callable"})
+        if extra:
+            raise where.error(option, f"unknown key {extra[0]!r} in a callable pattern "
+                              "(the only key is 'callable')", index=index, entry=entry)
+        return _import_callable(where, option, index, entry, entry["callable"])
+    if "regex" not in entry:
+        raise where.error(option, "a pattern table needs a 'regex' or a 'callable' key",
+                          index=index, entry=entry)
+    extra = sorted(set(entry) - {"server", "regex", "flags"})
+    if extra:
+        raise where.error(option, f"unknown key {extra[0]!r} in a regex pattern "
+                          "(the keys are 'server', 'regex' and 'flags')", index=index, entry=entry)
+    server, regex, letters = entry.get("server", "*"), entry["regex"], entry.get("flags", "")
+    for key, value in (("server", server), ("regex", regex), ("flags", letters)):
+        if not isinstance(value, str):
+            raise where.error(option, f"{key!r} must be a string, not {_type_name(value)}",
+                              index=index, entry=entry)
+    flags = 0
+    for letter in letters:
+        if letter not in _FLAGS:
+            raise where.error(option, f"unknown regex flag {letter!r} (the flags are "
+                              f"{', '.join(_FLAGS)})", index=index, entry=entry)
+        flags |= _FLAGS[letter]
+    try:
+        compiled = re.compile(regex, flags)
+    except re.error as err:
+        raise where.error(option, f"invalid regex ({err})", index=index, entry=entry) from None
+    except ValueError as err:  # flags that cannot go together, such as a with a str default
+        raise where.error(option, f"invalid regex flags ({err})", index=index,
+                          entry=entry) from None
+    return (server, compiled)
+
+
+def _patterns(where: _Where, option: str, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise where.error(option, f"expected an array of patterns, not {_type_name(value)}",
+                          entry=value)
+    return [_pattern(where, option, index, entry) for index, entry in enumerate(value)]
+
+
+def _reason(err: PatternError) -> str:
+    """The reason part of a compile error ``option[index]: reason: entry``."""
+    text = str(err)
+    prefix = f"{err.option}[{err.index}]: "
+    suffix = f": {err.entry!r}"
+    if text.startswith(prefix) and text.endswith(suffix):
+        return text[len(prefix):len(text) - len(suffix)]
+    return text
+
+
+def _filter_section(where: _Where, config: Mapping[str, Any], cls: type[ToolFilter]) -> ToolFilter:
+    section: Mapping[str, Any] = config
+    prefix = ""
+    if "filter" in config:
+        top = [key for key in FILTER_KEYS if key in config]
+        if top:
+            raise where.error(top[0], "include/exclude go either under [filter] or at the "
+                              "top level, not both", show_entry=False)
+        section = config["filter"]
+        prefix = "filter."
+        if not isinstance(section, dict):
+            raise where.error("filter", f"expected a table, not {_type_name(section)}",
+                              entry=section)
+        for key in section:
+            if key not in FILTER_KEYS:
+                raise where.error(f"filter.{key}", "unknown key (the keys of [filter] are "
+                                  "'include' and 'exclude')", show_entry=False)
+    sources = {key: section.get(key, []) for key in FILTER_KEYS}
+    patterns = {key: _patterns(where, prefix + key, value) for key, value in sources.items()}
+    try:
+        return cls.compile(**patterns)
+    except PatternError as err:
+        option = err.option or "filter"
+        if err.index is None:
+            raise where.error(prefix + option, str(err), show_entry=False) from None
+        entry = sources[option][err.index] if option in sources else err.entry
+        raise where.error(prefix + option, _reason(err), index=err.index, entry=entry) from None
+
+
+def _string_list(where: _Where, option: str, value: Any) -> list[str]:
+    if not isinstance(value, list):
+        raise where.error(option, f"expected an array of strings, not {_type_name(value)}",
+                          entry=value)
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise where.error(option, f"expected a string, not {_type_name(item)}",
+                              index=index, entry=item)
+    return list(value)
+
+
+def _groups_section(where: _Where, value: Any) -> GroupFilter:
+    """``[[tool_filter_groups]]``: each entry read as ``ToolFilterGroup.from_dict`` does
+    (unknown keys warn, as upstream ignores them), compiled into one GroupFilter."""
+    option = "tool_filter_groups"
+    if not isinstance(value, list):
+        raise where.error(option, f"expected an array of tables, not {_type_name(value)}",
+                          entry=value)
+    groups = []
+    for index, entry in enumerate(value):
+        at = f"{option}[{index}]"
+        try:
+            groups.append(_group_from_mapping(entry, _GroupWhere(at, None, index)))
+        except GroupConfigError as err:
+            raise ConfigError(
+                str(err), path=where.path, option=f"{at}.{err.field}" if err.field else at,
+                index=index, entry=entry,
+            ) from None
+    return GroupFilter(groups)
+
+
+def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
+    """``[focus_lens]``: defaults for :meth:`FocusLens.filter`, each checked by the
+    focus lens's own rules (``session_id`` may be left to the call)."""
+    option = "focus_lens"
+    if not isinstance(value, dict):
+        raise where.error(option, f"expected a table, not {_type_name(value)}", entry=value)
+    for key, item in value.items():
+        at = f"{option}.{key}"
+        if key not in FOCUS_LENS_KEYS:
+            raise where.error(at, f"unknown key (the keys are "
+                              f"{', '.join(map(repr, FOCUS_LENS_KEYS))})", show_entry=False)
+        if key == "mode" and item not in FOCUS_LENS_MODES:
+            raise where.error(at, f"unknown mode (the modes are "
+                              f"{', '.join(map(repr, FOCUS_LENS_MODES))})", entry=item)
+        if key == "max_tools" and (type(item) is not int or item < 0):
+            raise where.error(at, "expected an integer >= 0", entry=item)
+        if key.endswith("_id"):
+            try:
+                check_focus_id(key, item)
+            except ValueError:
+                raise where.error(at, "expected a non-empty string without '.'",
+                                  entry=item) from None
+    return dict(value)
+
+
+@dataclass(frozen=True)
+class Config:
+    """A whole config file: the filter, the tool groups and the focus-lens defaults.
+
+    ``group_filter`` is the ``[[tool_filter_groups]]`` compiled (a
+    :class:`~toolfilter_fast.GroupFilter`; with no groups it filters nothing);
+    ``focus_lens`` the ``[focus_lens]`` table as written (empty when absent):
+    defaults for :meth:`focus`, which runs :meth:`FocusLens.filter` with them.
+    """
+
+    filter: ToolFilter
+    group_filter: GroupFilter = field(default_factory=GroupFilter)
+    focus_lens: dict[str, Any] = field(default_factory=dict)
+    path: str | None = None
+
+    @property
+    def groups(self) -> tuple[ToolFilterGroup, ...]:
+        """The tool groups, in file order."""
+        return self.group_filter.groups
+
+    def focus(self, tools: Iterable[Any], **options: Any) -> list[Any]:
+        """:meth:`FocusLens.filter` with the ``[focus_lens]`` defaults; ``options``
+        (``session_id=``, ``focused_id=``, ``registry=``, ...) override them."""
+        return FocusLens.filter(tools, **{**self.focus_lens, **options})
+
+
+def load_config(
+    config: Mapping[str, Any], *, path: str | os.PathLike[str] | None = None,
+    cls: type[ToolFilter] = ToolFilter,
+) -> Config:
+    """Validates a parsed config (every section) and builds its parts.
+
+    ``path`` only names the source in error messages.
+    """
+    where = _Where(None if path is None else os.fspath(path))
+    if not isinstance(config, Mapping):
+        raise where.error("config", f"expected a table (a JSON object), not "
+                          f"{_type_name(config)}", show_entry=False)
+    for key in config:
+        if key not in TOP_LEVEL_KEYS:
+            raise where.error(str(key), "unknown top-level key (the keys are "
+                              f"{', '.join(map(repr, TOP_LEVEL_KEYS))})", show_entry=False)
+    tool_filter = _filter_section(where, config, cls)
+    groups = _groups_section(where, config["tool_filter_groups"]) \
+        if "tool_filter_groups" in config else GroupFilter()
+    focus_lens = _focus_lens_section(where, config["focus_lens"]) \
+        if "focus_lens" in config else {}
+    return Config(tool_filter, groups, focus_lens, where.path)
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """TOML text to a dict (``tomllib``, or ``tomli`` before Python 3.11)."""
+    return tomllib.loads(text)
+
+
+def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Parses a TOML or JSON config file into a dict (ConfigError when it cannot)."""
+    name = os.fspath(path)
+    where = _Where(name)
+    try:
+        data = Path(name).read_bytes()
+    except FileNotFoundError:
+        raise ConfigError("no such file", path=name) from None
+    except IsADirectoryError:
+        raise ConfigError("is a directory, not a config file", path=name) from None
+    except OSError as err:
+        raise ConfigError(f"cannot read ({err.strerror or err})", path=name) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"not UTF-8 text ({err.reason} at byte {err.start})",
+                          path=name) from None
+    suffix = Path(name).suffix.lower()
+    as_json = suffix == ".json" or (suffix != ".toml" and text.lstrip().startswith("{"))
+    try:
+        parsed = json.loads(text) if as_json else parse_toml(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"invalid JSON: {err.msg} (line {err.lineno}, column {err.colno})",
+                          path=name) from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"invalid TOML: {err}", path=name) from None
+    except RecursionError:
+        raise ConfigError("nested too deeply", path=name) from None
+    if not isinstance(parsed, dict):
+        raise where.error("config", f"expected a JSON object at the top, not "
+                          f"{_type_name(parsed)}", show_entry=False)
+    return parsed
+
+
+def load_file(path: str | os.PathLike[str], *, cls: type[ToolFilter] = ToolFilter) -> Config:
+    """Reads and validates a whole config file."""
+    return load_config(read_file(path), path=path, cls=cls)
+
+
+def filter_from_config(
+    config: Mapping[str, Any], *, cls: type[ToolFilter] = ToolFilter,
+) -> ToolFilter:
+    """``ToolFilter.from_config``: the filter of a parsed config (every section is validated)."""
+    return load_config(config, cls=cls).filter
+
+
+def filter_from_file(
+    path: str | os.PathLike[str], *, cls: type[ToolFilter] = ToolFilter,
+) -> ToolFilter:
+    """``ToolFilter.from_file``: the filter of a TOML or JSON config file."""
+    return load_file(path, cls=cls).filter

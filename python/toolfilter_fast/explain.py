@@ -1,0 +1,466 @@
+"""Why is a tool visible or hidden? The audit trail of one ``visible`` decision.
+
+:func:`explain` replays :meth:`ToolFilter.visible` step by step and reports the
+step and the pattern that decided, every function pattern it called and how
+that call went, and the loose-folded forms that exclude patterns compare.
+
+It is built only from what a filter shows of itself (``f.include`` and
+``f.exclude``, the patterns as written), the shared classifier
+(:func:`~toolfilter_fast._patterns.parse_options`,
+:func:`~toolfilter_fast._patterns.call_fail_closed`) and the core's one-pattern
+primitives, so it cannot drift with the filter's internals; the property tests
+check that it always agrees with ``visible`` and calls the same functions in
+the same order.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import _core
+from ._patterns import (
+    FunctionPattern,
+    Parsed,
+    RegexPattern,
+    StringPattern,
+    call_fail_closed,
+    parse_options,
+)
+
+__all__ = ["STEPS", "Call", "Decision", "Explainer", "PatternRef", "describe_pattern", "explain"]
+
+#: The step of ``visible`` that settled a decision, in the order ``visible`` works.
+STEPS = (
+    "static_exclude",    # a string or regex exclude pattern matched: hidden
+    "exclude_callable",  # an exclude function returned True, raised or returned a non-bool: hidden
+    "include_empty",     # nothing excluded and include is empty: visible
+    "static_include",    # a string or regex include pattern matched: visible
+    "include_callable",  # an include function returned True: visible
+    "no_include_match",  # include is not empty and nothing in it matched: hidden
+)
+
+_FLAG_LETTERS = (("a", re.ASCII), ("i", re.IGNORECASE), ("m", re.MULTILINE),
+                 ("s", re.DOTALL), ("x", re.VERBOSE))
+_RETURNED_MAX = 200
+
+
+def regex_flag_letters(regex: re.Pattern[str]) -> str:
+    """The flags of a compiled regex as config letters (``"i"``, ``"ms"``, ...)."""
+    return "".join(letter for letter, flag in _FLAG_LETTERS if regex.flags & flag)
+
+
+def callable_path(fn: Any) -> str:
+    """``"module:qualname"`` for an importable function, else its ``repr``."""
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
+        return f"{module}:{qualname}"
+    return repr(fn)
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def describe_pattern(entry: Any) -> str:
+    """A pattern in the notation of a config file: ``"github/*"``,
+    ``{server = "*", regex = "^drop_", flags = "i"}``, ``{callable = "app.rules:fn"}``."""
+    if isinstance(entry, str):
+        return _quote(entry)
+    if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], re.Pattern):
+        server_glob, regex = entry
+        flags = regex_flag_letters(regex)
+        tail = f", flags = {_quote(flags)}" if flags else ""
+        return f"{{server = {_quote(server_glob)}, regex = {_quote(regex.pattern)}{tail}}}"
+    if callable(entry):
+        return f"{{callable = {_quote(callable_path(entry))}}}"
+    return repr(entry)
+
+
+@dataclass(frozen=True)
+class PatternRef:
+    """One pattern of a filter: where it sits and what it says.
+
+    ``kind`` is ``"string"``, ``"regex"`` or ``"callable"``; ``source`` is the
+    pattern in config notation (:func:`describe_pattern`). ``loose`` is True
+    for exclude patterns; ``folded`` is then the loose-folded string pattern
+    that was actually matched (exclude string patterns only).
+    """
+
+    option: str
+    index: int
+    kind: str
+    source: str
+    loose: bool
+    server_glob: str | None = None
+    tool_glob: str | None = None
+    folded: str | None = None
+    regex: str | None = None
+    flags: str | None = None
+
+    def label(self) -> str:
+        return f"{self.option}[{self.index}] {self.source}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._as_dict)
+
+    @functools.cached_property
+    def _as_dict(self) -> dict[str, Any]:
+        # One pattern decides for many tools: build its dict once.
+        return {
+            "option": self.option, "index": self.index, "kind": self.kind,
+            "source": self.source, "loose": self.loose, "server_glob": self.server_glob,
+            "tool_glob": self.tool_glob, "folded": self.folded, "regex": self.regex,
+            "flags": self.flags,
+        }
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a function pattern, as ``visible`` made it.
+
+    ``outcome`` is ``"true"``, ``"false"``, ``"raised"`` (``error_type`` and
+    ``error_message`` say what) or ``"non_bool"`` (``returned`` is the value's
+    ``repr``, cut to 200 characters). ``matched`` is how the filter counted it:
+    a raise or a non-bool matches for exclude (hides) and does not match for
+    include (fail closed).
+    """
+
+    pattern: PatternRef
+    outcome: str
+    matched: bool
+    error_type: str | None = None
+    error_message: str | None = None
+    returned: str | None = None
+
+    def describe(self) -> str:
+        if self.outcome == "raised":
+            what = f"raised {self.error_type}: {self.error_message}"
+        elif self.outcome == "non_bool":
+            what = f"returned a non-bool {self.returned}"
+        else:
+            what = f"returned {self.outcome.capitalize()}"
+        if self.outcome in ("raised", "non_bool"):
+            what += " (fails closed: counts as " + ("a match" if self.matched else "no match") + ")"
+        return f"{self.pattern.label()} {what}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pattern": self.pattern.to_dict(), "outcome": self.outcome, "matched": self.matched,
+            "error_type": self.error_type, "error_message": self.error_message,
+            "returned": self.returned,
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether a tool is visible, and why.
+
+    ``step`` is one of :data:`STEPS`; ``pattern`` the pattern that decided
+    (None for ``include_empty`` and ``no_include_match``); ``matched_on`` says
+    which form of the target a static pattern hit: ``"raw"`` (it matches as
+    written, on the name as given) or ``"folded"`` (an exclude pattern that
+    only matches under the loose fold: ``*/delete_repo`` on ``Delete-Repo``). ``calls``
+    lists every function pattern called, in order. ``folded_server_id`` and
+    ``folded_name`` are the loose forms exclude patterns are matched against.
+    ``static_visible`` is what :meth:`ToolFilter.static_visible` says (the
+    refresh-time view; False means the tool is never even stored by a catalog).
+    ``near_miss``, for ``no_include_match`` only, is the first include pattern
+    that would have matched under the loose fold (``github/*`` for server
+    ``GitHub``): the usual reason a tool an operator expected has gone missing.
+    """
+
+    server_id: str
+    name: str
+    visible: bool
+    static_visible: bool
+    step: str
+    pattern: PatternRef | None
+    matched_on: str | None
+    calls: tuple[Call, ...]
+    folded_server_id: str
+    folded_name: str
+    include_count: int
+    near_miss: PatternRef | None = None
+
+    @property
+    def why(self) -> str:
+        """What decided, in one sentence without the verdict."""
+        p = self.pattern
+        if self.step == "static_exclude" and p is not None:
+            if self.matched_on == "folded":
+                return (f"{p.label()} matches (loose: server {_quote(self.folded_server_id)}, "
+                        f"name {_quote(self.folded_name)})")
+            return f"{p.label()} matches"
+        if self.step in ("exclude_callable", "include_callable") and self.calls:
+            return self.calls[-1].describe()
+        if self.step == "include_empty":
+            return "no exclude pattern matches and include is empty"
+        if self.step == "static_include" and p is not None:
+            return f"{p.label()} matches"
+        failed = [c.describe() for c in self.calls if c.outcome != "false"]
+        tail = f"; {'; '.join(failed)}" if failed else ""
+        count = self.include_count
+        if self.near_miss is not None:
+            tail += (f"; {self.near_miss.label()} would match loosely, but include "
+                     "matches exactly (case and '-', '.', '_' count)")
+        return f"matches none of the {count} include pattern{'' if count == 1 else 's'}{tail}"
+
+    @property
+    def reason(self) -> str:
+        """The verdict and :attr:`why`: ``"hidden: exclude[0] "*/delete_*" matches ..."``."""
+        return f"{'visible' if self.visible else 'hidden'}: {self.why}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (stable keys; None where a field does not apply)."""
+        return {
+            "server_id": self.server_id, "name": self.name, "visible": self.visible,
+            "static_visible": self.static_visible, "step": self.step, "reason": self.reason,
+            "pattern": None if self.pattern is None else self.pattern.to_dict(),
+            "matched_on": self.matched_on, "calls": [c.to_dict() for c in self.calls],
+            "near_miss": None if self.near_miss is None else self.near_miss.to_dict(),
+            "folded": {"server_id": self.folded_server_id, "name": self.folded_name},
+        }
+
+
+def _split(text: str) -> tuple[str, str]:
+    server, slash, tool = text.partition("/")
+    return (server, tool) if slash else ("*", text)
+
+
+# A static matcher takes (server_id, name, folded_name) and says what it hit:
+# "raw", "folded", or None.
+_Matcher = Callable[[str, str, str], "str | None"]
+
+
+def _string_matcher(text: str, loose: bool) -> _Matcher:
+    exact = _core.RuleSet([text], False)
+    folded = _core.RuleSet([text], True) if loose else None
+
+    def match(server_id: str, name: str, folded_name: str) -> str | None:
+        # "raw" when the pattern matches as written; "folded" when only the
+        # loose fold makes it match (what an operator needs to know).
+        if exact.is_match(server_id, name):
+            return "raw"
+        if folded is not None and folded.is_match(server_id, name):
+            return "folded"
+        return None
+    return match
+
+
+def _regex_matcher(server_glob: str, regex: re.Pattern[str], loose: bool) -> _Matcher:
+    server = _core.SegmentGlob(server_glob, loose)
+
+    def match(server_id: str, name: str, folded_name: str) -> str | None:
+        if not server.is_match(server_id):
+            return None
+        if regex.search(name) is not None:
+            return "raw"
+        if loose and regex.search(folded_name) is not None:
+            return "folded"
+        return None
+    return match
+
+
+class _Side:
+    """One option's patterns, each with its own matcher, for attribution."""
+
+    def __init__(
+        self, option: str, parsed: list[Parsed], source: Sequence[Any], loose: bool | None = None,
+    ) -> None:
+        self.option = option
+        self.loose = option == "exclude" if loose is None else loose
+        self.count = len(parsed)
+        self.statics: list[tuple[PatternRef, _Matcher]] = []
+        self.fns: list[tuple[PatternRef, Callable[[Any, Any], Any]]] = []
+        strings: list[str] = []
+        for p in parsed:
+            ref = self._ref(p, source[p.index])
+            if isinstance(p, StringPattern):
+                self.statics.append((ref, _string_matcher(p.text, self.loose)))
+                strings.append(p.text)
+            elif isinstance(p, RegexPattern):
+                self.statics.append((ref, _regex_matcher(p.server_glob, p.regex, self.loose)))
+            else:
+                self.fns.append((ref, p.fn))
+        # Blocks of string patterns, each one RuleSet: a tool that no pattern
+        # matches costs one core call a block, and attributing a hit costs one
+        # block scan, instead of a core call per pattern on big filters.
+        self.strings = [(r, m) for r, m in self.statics if r.kind == "string"]
+        self.regexes = [(r, m) for r, m in self.statics if r.kind == "regex"]
+        size = max(16, math.isqrt(len(strings)))
+        self.blocks = [
+            _core.RuleSet(strings[i:i + size], self.loose) for i in range(0, len(strings), size)
+        ]
+        self.block_size = size
+
+    def _ref(self, p: Parsed, entry: Any) -> PatternRef:
+        source = describe_pattern(entry)
+        if isinstance(p, StringPattern):
+            server_glob, tool_glob = _split(p.text)
+            folded = _core.fold_loose(p.text) if self.loose else None
+            return PatternRef(self.option, p.index, "string", source, self.loose,
+                              server_glob=server_glob, tool_glob=tool_glob, folded=folded)
+        if isinstance(p, RegexPattern):
+            return PatternRef(self.option, p.index, "regex", source, self.loose,
+                              server_glob=p.server_glob, regex=p.regex.pattern,
+                              flags=regex_flag_letters(p.regex))
+        assert isinstance(p, FunctionPattern)
+        return PatternRef(self.option, p.index, "callable", source, self.loose)
+
+    def static_match(
+        self, server_id: str, name: str, folded_name: str,
+    ) -> tuple[PatternRef, str] | None:
+        """The lowest-index string or regex pattern that matches, and on what."""
+        string_hit = None
+        for block, rules in enumerate(self.blocks):
+            if rules.is_match(server_id, name):
+                # The first block with a match holds the first string pattern that matches.
+                start = block * self.block_size
+                for ref, matcher in self.strings[start:start + self.block_size]:
+                    hit = matcher(server_id, name, folded_name)
+                    if hit is not None:
+                        string_hit = (ref, hit)
+                        break
+                break
+        limit = string_hit[0].index if string_hit is not None else math.inf
+        for ref, matcher in self.regexes:
+            if ref.index > limit:
+                break
+            hit = matcher(server_id, name, folded_name)
+            if hit is not None:
+                return ref, hit
+        return string_hit
+
+
+def _pair(tool: Any) -> tuple[str, str]:
+    try:
+        server_id, name = tool.server_id, tool.name
+    except AttributeError:
+        raise TypeError(
+            f"expected a Tool (an object with server_id and name), got {type(tool).__name__}"
+        ) from None
+    for what, value in (("server_id", server_id), ("name", name)):
+        if not isinstance(value, str):
+            raise TypeError(f"{what} must be str, not {type(value).__name__}")
+    return server_id, name
+
+
+def _safe_text(show: Callable[[Any], str], value: Any) -> str:
+    """``str``/``repr`` of a value from user code, which may itself raise."""
+    try:
+        return show(value)
+    except Exception as err:
+        return f"<{type(value).__name__} whose {show.__name__}() raised {type(err).__name__}>"
+
+
+def _call(ref: PatternRef, fn: Callable[[Any, Any], Any], tool: Any, ctx: Any) -> Call:
+    """Calls ``fn`` through :func:`call_fail_closed` (so the fail-closed rule is
+    the filter's own) and watches what it raised or returned."""
+    seen: dict[str, Any] = {}
+
+    def watched(tool: Any, ctx: Any) -> Any:
+        try:
+            result = fn(tool, ctx)
+        except Exception as err:
+            # Keep text, not the exception: its traceback would tie up frames.
+            seen["error"] = (type(err).__name__, _safe_text(str, err))
+            raise
+        seen["result"] = result
+        return result
+
+    verdict = call_fail_closed(watched, tool, ctx)
+    exclude = ref.option == "exclude"
+    if verdict is not None:
+        return Call(ref, "true" if verdict else "false", verdict)
+    if "error" in seen:
+        error_type, message = seen["error"]
+        return Call(ref, "raised", exclude, error_type=error_type, error_message=message)
+    returned = _safe_text(repr, seen.get("result"))
+    if len(returned) > _RETURNED_MAX:
+        returned = returned[:_RETURNED_MAX - 3] + "..."
+    return Call(ref, "non_bool", exclude, returned=returned)
+
+
+class Explainer:
+    """Explains many tools against one filter (the per-pattern matchers are
+    built once). ``Explainer(f).explain(tool, ctx)`` equals ``explain(f, tool, ctx)``."""
+
+    def __init__(self, tool_filter: Any) -> None:
+        include, exclude = tuple(tool_filter.include), tuple(tool_filter.exclude)
+        parsed = parse_options({"include": include, "exclude": exclude})
+        self._include = _Side("include", parsed["include"], include)
+        self._exclude = _Side("exclude", parsed["exclude"], exclude)
+        # The include patterns matched loosely: only to point out a near miss.
+        self._include_loose: _Side | None = None
+        self._include_parsed, self._include_source = parsed["include"], include
+
+    def _near_miss(self, server_id: str, name: str, folded_name: str) -> PatternRef | None:
+        if self._include_loose is None:
+            self._include_loose = _Side(
+                "include", self._include_parsed, self._include_source, loose=True,
+            )
+        hit = self._include_loose.static_match(server_id, name, folded_name)
+        if hit is None:
+            return None
+        ref = hit[0]
+        return next(r for r, _ in self._include.statics if r.index == ref.index)
+
+    def explain(self, tool: Any, ctx: Any = None) -> Decision:
+        """The decision :meth:`ToolFilter.visible` takes for ``(tool, ctx)``, with its reasons.
+
+        Works in ``visible``'s order and calls the same function patterns in the
+        same order with the same arguments, and no others.
+        """
+        server_id, name = _pair(tool)
+        folded = (_core.fold_loose(server_id), _core.fold_loose(name))
+        include, exclude = self._include, self._exclude
+        calls: list[Call] = []
+
+        def decide(visible: bool, step: str, static_visible: bool,
+                   hit: tuple[PatternRef, str | None] | None = None,
+                   near_miss: PatternRef | None = None) -> Decision:
+            pattern, matched_on = hit if hit is not None else (None, None)
+            return Decision(server_id, name, visible, static_visible, step, pattern, matched_on,
+                            tuple(calls), *folded, include.count, near_miss)
+
+        hit = exclude.static_match(server_id, name, folded[1])
+        if hit is not None:
+            return decide(False, "static_exclude", False, hit)
+        for ref, fn in exclude.fns:
+            call = _call(ref, fn, tool, ctx)
+            calls.append(call)
+            if call.matched:
+                # static_visible did not look at this function: it kept the tool
+                # unless the include side alone drops it.
+                kept = (include.count == 0 or bool(include.fns)
+                        or include.static_match(server_id, name, folded[1]) is not None)
+                return decide(False, "exclude_callable", kept, (ref, None))
+        if include.count == 0:
+            return decide(True, "include_empty", True)
+        hit = include.static_match(server_id, name, folded[1])
+        if hit is not None:
+            return decide(True, "static_include", True, hit)
+        for ref, fn in include.fns:
+            call = _call(ref, fn, tool, ctx)
+            calls.append(call)
+            if call.matched:
+                return decide(True, "include_callable", True, (ref, None))
+        return decide(False, "no_include_match", bool(include.fns),
+                      near_miss=self._near_miss(server_id, name, folded[1]))
+
+
+def explain(tool_filter: Any, tool: Any, ctx: Any = None) -> Decision:
+    """Why ``tool_filter.visible(tool, ctx)`` says what it says: a :class:`Decision`.
+
+    ``explain(f, t, ctx).visible == f.visible(t, ctx)`` always, and the function
+    patterns are called exactly as ``visible`` calls them. To explain many tools
+    against one filter, build an :class:`Explainer` once.
+    """
+    return Explainer(tool_filter).explain(tool, ctx)
