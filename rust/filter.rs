@@ -58,6 +58,14 @@ pub struct StaticFilter {
     include_open: bool,
 }
 
+/// Buffers for [`StaticFilter::flags`], reused across calls so that a scalar
+/// query allocates nothing once they have grown.
+#[derive(Default)]
+pub struct FlagScratch {
+    rules: Scratch,
+    plan: ServerPlan,
+}
+
 /// What a batch learns once per distinct server.
 #[derive(Clone, Debug, Default)]
 struct ServerPlan {
@@ -95,8 +103,8 @@ impl StaticFilter {
         })
     }
 
-    fn plan(&self, server: &[u8], scratch: &mut Scratch) -> ServerPlan {
-        let mut plan = ServerPlan::default();
+    /// Resolves what depends on the server alone into `plan` (reusing its buffers).
+    fn plan_into(&self, server: &[u8], scratch: &mut Scratch, plan: &mut ServerPlan) {
         let Scratch { index, server: buf, .. } = scratch;
         // The include side is resolved even when include is open: `flags`
         // reports it, and `visible` needs it before calling include functions.
@@ -105,7 +113,13 @@ impl StaticFilter {
         let folded = fold_with(Some(Fold::Loose), server, buf);
         self.exclude.server_groups(folded, index, &mut plan.exclude_groups);
         plan.exclude_regex = self.exclude_regex_servers.any_match(folded, index);
-        plan.folded = folded.to_vec();
+        plan.folded.clear();
+        plan.folded.extend_from_slice(folded);
+    }
+
+    fn plan(&self, server: &[u8], scratch: &mut Scratch) -> ServerPlan {
+        let mut plan = ServerPlan::default();
+        self.plan_into(server, scratch, &mut plan);
         plan
     }
 
@@ -137,9 +151,10 @@ impl StaticFilter {
 
     /// The [`flag`] bits for one tool. When `EXCLUDED` is set the include side
     /// is not looked at.
-    pub fn flags(&self, server: &[u8], tool: &[u8], scratch: &mut Scratch) -> u8 {
-        let plan = self.plan(server, scratch);
-        self.judge(&plan, server, tool, scratch)
+    pub fn flags(&self, server: &[u8], tool: &[u8], scratch: &mut FlagScratch) -> u8 {
+        let FlagScratch { rules, plan } = scratch;
+        self.plan_into(server, rules, plan);
+        self.judge(plan, server, tool, rules)
     }
 
     /// Turns flag bits into a decision.
@@ -225,7 +240,7 @@ mod tests {
     }
 
     fn decide(f: &StaticFilter, server: &str, tool: &str) -> Outcome {
-        f.outcome(f.flags(server.as_bytes(), tool.as_bytes(), &mut Scratch::default()))
+        f.outcome(f.flags(server.as_bytes(), tool.as_bytes(), &mut FlagScratch::default()))
     }
 
     macro_rules! decisions {
@@ -269,7 +284,7 @@ mod tests {
             .collect();
         let scalar: Vec<Outcome> = pairs
             .iter()
-            .map(|(s, t)| f.outcome(f.flags(s, t, &mut Scratch::default())))
+            .map(|(s, t)| f.outcome(f.flags(s, t, &mut FlagScratch::default())))
             .collect();
         for threads in [1, 2, 3, 8] {
             assert_eq!(f.outcomes(&pairs, threads), scalar);
@@ -279,7 +294,7 @@ mod tests {
     #[test]
     fn open_include_still_reports_string_hits() {
         let f = StaticFilter::compile(&["*"], &[], &[], &[], true).unwrap();
-        assert_eq!(f.flags(b"", b"", &mut Scratch::default()), flag::INCLUDED);
+        assert_eq!(f.flags(b"", b"", &mut FlagScratch::default()), flag::INCLUDED);
     }
 
     #[test]

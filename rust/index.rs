@@ -16,6 +16,7 @@
 //! (linear) only after its key hit. No glob sits in a list that every query
 //! walks, except the `*` globs, which answer at once.
 
+use std::borrow::Cow;
 use std::ops::ControlFlow;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
@@ -199,7 +200,7 @@ impl SegmentIndex {
         for (pattern, id) in globs {
             let parts = GlobParts::split(pattern);
             if !parts.has_star {
-                forward.push((pattern.to_vec(), Entry::Exact(id)));
+                forward.push((Cow::Borrowed(pattern), Entry::Exact(id)));
                 continue;
             }
             let simple = parts.middles.is_empty();
@@ -215,9 +216,9 @@ impl SegmentIndex {
                 index.any.push(id);
             } else if parts.prefix.len() == key_len {
                 let c = candidate(!(simple && parts.suffix.is_empty()));
-                forward.push((parts.prefix.to_vec(), Entry::Anchored(c)));
+                forward.push((Cow::Borrowed(parts.prefix), Entry::Anchored(c)));
             } else if parts.suffix.len() == key_len {
-                let reversed = parts.suffix.iter().rev().copied().collect();
+                let reversed: Vec<u8> = parts.suffix.iter().rev().copied().collect();
                 backward.push((reversed, Entry::Anchored(candidate(!(simple && parts.prefix.is_empty())))));
             } else {
                 let only_infix = parts.prefix.is_empty() && parts.suffix.is_empty() && parts.middles.len() == 1;

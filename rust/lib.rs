@@ -11,6 +11,7 @@
 pub mod filter;
 pub mod fold;
 pub mod glob;
+pub mod groups;
 pub mod index;
 pub mod rules;
 pub mod trie;

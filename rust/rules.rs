@@ -5,6 +5,7 @@
 //! as two segments, never as a joined string, so server `a_b` + tool `c` and
 //! server `a` + tool `b_c` cannot be confused.
 
+use std::borrow::Cow;
 use std::ops::ControlFlow;
 
 use rustc_hash::FxHashMap;
@@ -146,10 +147,11 @@ impl RuleSet {
         patterns: &[P],
         fold: Option<Fold>,
     ) -> Result<Self, (usize, PatternIssue)> {
-        let mut exact: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
-        let mut server_slot: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
-        let mut server_globs: Vec<Vec<u8>> = Vec::new();
-        let mut tool_globs: Vec<Vec<(Vec<u8>, u32)>> = Vec::new();
+        let mut exact: FxHashMap<Box<[u8]>, u32> =
+            FxHashMap::with_capacity_and_hasher(patterns.len(), Default::default());
+        let mut server_slot: FxHashMap<Cow<'_, [u8]>, u32> = FxHashMap::default();
+        let mut server_globs: Vec<Cow<'_, [u8]>> = Vec::new();
+        let mut tool_globs: Vec<Vec<(Cow<'_, [u8]>, u32)>> = Vec::new();
         let mut buf = Vec::new();
         for (index, pattern) in patterns.iter().enumerate() {
             let (server, tool) = split_pattern(pattern.as_ref()).map_err(|e| (index, e))?;
@@ -172,10 +174,10 @@ impl RuleSet {
             tool_globs[group as usize].push((tool, index as u32));
         }
         let servers =
-            SegmentIndex::build(server_globs.iter().enumerate().map(|(g, s)| (s.as_slice(), g as u32)));
+            SegmentIndex::build(server_globs.iter().enumerate().map(|(g, s)| (s.as_ref(), g as u32)));
         let groups = tool_globs
             .iter()
-            .map(|globs| SegmentIndex::build(globs.iter().map(|(t, id)| (t.as_slice(), *id))))
+            .map(|globs| SegmentIndex::build(globs.iter().map(|(t, id)| (t.as_ref(), *id))))
             .collect();
         Ok(RuleSet { exact, servers, groups, len: patterns.len(), fold })
     }
@@ -245,10 +247,10 @@ impl RuleSet {
     }
 }
 
-fn fold_pattern(glob: &[u8], fold: Option<Fold>) -> Vec<u8> {
+fn fold_pattern(glob: &[u8], fold: Option<Fold>) -> Cow<'_, [u8]> {
     match fold {
-        Some(f) => f.apply(glob),
-        None => glob.to_vec(),
+        Some(f) if !f.is_ascii_fixed_point(glob) => Cow::Owned(f.apply(glob)),
+        _ => Cow::Borrowed(glob),
     }
 }
 

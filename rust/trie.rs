@@ -35,14 +35,14 @@ impl<T> ByteTrie<T> {
     /// The entries are sorted once and the nodes laid out breadth-first from
     /// the sorted runs, so a build allocates its output arrays and nothing per
     /// node.
-    pub fn build(entries: impl IntoIterator<Item = (Vec<u8>, T)>) -> Self {
-        let mut entries: Vec<(Vec<u8>, T)> = entries.into_iter().collect();
+    pub fn build<K: AsRef<[u8]>>(entries: impl IntoIterator<Item = (K, T)>) -> Self {
+        let mut entries: Vec<(K, T)> = entries.into_iter().collect();
         if entries.is_empty() {
             return ByteTrie { nodes: Vec::new(), edges: Vec::new(), payloads: Vec::new() };
         }
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.sort_unstable_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
         let mut slots: Vec<Option<T>> = entries.iter_mut().map(|_| None).collect();
-        let keys: Vec<Vec<u8>> = entries
+        let keys: Vec<K> = entries
             .into_iter()
             .enumerate()
             .map(|(i, (key, payload))| {
@@ -56,7 +56,7 @@ impl<T> ByteTrie<T> {
         while let Some((node, depth, mut lo, hi)) = queue.pop_front() {
             // Keys that end at this depth come first in sorted order.
             let ends_from = lo;
-            while lo < hi && keys[lo].len() == depth {
+            while lo < hi && keys[lo].as_ref().len() == depth {
                 lo += 1;
             }
             if lo > ends_from {
@@ -65,9 +65,9 @@ impl<T> ByteTrie<T> {
             }
             trie.nodes[node].first = trie.edges.len() as u32;
             while lo < hi {
-                let byte = keys[lo][depth];
+                let byte = keys[lo].as_ref()[depth];
                 let mut run_end = lo;
-                while run_end < hi && keys[run_end][depth] == byte {
+                while run_end < hi && keys[run_end].as_ref()[depth] == byte {
                     run_end += 1;
                 }
                 trie.nodes.push(Node::default());

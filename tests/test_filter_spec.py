@@ -416,3 +416,23 @@ def test_catalog_rejects_non_str_lookups(impl):
     catalog = ToolCatalog(impl.compile())
     with pytest.raises(TypeError, match="name must be str"):
         catalog.resolve("s", 3)  # type: ignore[arg-type]
+
+
+def test_tool_from_mcp_reads_both_sdk_generations():
+    from types import SimpleNamespace
+
+    class Annotations:  # a pydantic-like model
+        def model_dump(self, by_alias, exclude_none):
+            assert by_alias and exclude_none
+            return {"destructiveHint": True}
+
+    v1 = SimpleNamespace(name="a", description="d", inputSchema={"type": "object"}, annotations=None)
+    v2 = SimpleNamespace(name="a", description="d", input_schema={"type": "object"},
+                         annotations=Annotations())
+    assert Tool.from_mcp("s", v1) == Tool("s", "a", "d", {"type": "object"})
+    assert Tool.from_mcp("s", v2).annotations == {"destructiveHint": True}
+    assert Tool.from_mcp("s", {"name": "a", "inputSchema": {}}).input_schema == {}
+    with pytest.raises(TypeError, match="needs a 'name'"):
+        Tool.from_mcp("s", {"description": "x"})
+    with pytest.raises(TypeError, match="annotations must be a mapping"):
+        Tool.from_mcp("s", {"name": "a", "annotations": 3})

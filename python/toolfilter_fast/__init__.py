@@ -11,12 +11,18 @@ from ._errors import PatternError, ToolNotFoundError
 from ._tool import Tool
 from .catalog import ToolCatalog
 from .filter import ToolFilter, compile
+from .groups import GroupConfigError, GroupConfigWarning, GroupFilter, GroupMode, ToolFilterGroup
 
 __all__ = [
+    "GroupConfigError",
+    "GroupConfigWarning",
+    "GroupFilter",
+    "GroupMode",
     "PatternError",
     "Tool",
     "ToolCatalog",
     "ToolFilter",
+    "ToolFilterGroup",
     "ToolNotFoundError",
     "compile",
     "fold_loose",

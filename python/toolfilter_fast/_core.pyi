@@ -1,6 +1,7 @@
 """Stubs for the Rust extension module ``toolfilter_fast._core``."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 # --- tool filter ---------------------------------------------------------------
 
@@ -26,3 +27,51 @@ class RuleSet:
 class SegmentGlob:
     def __init__(self, pattern: str, loose: bool = False) -> None: ...
     def is_match(self, s: str) -> bool: ...
+
+class StaticFilter:
+    """The static part of a ToolFilter; ValueError((option, index, reason)) on a bad pattern."""
+
+    def __init__(
+        self, include: Sequence[str], exclude: Sequence[str],
+        include_regex_servers: Sequence[str], exclude_regex_servers: Sequence[str],
+        include_open: bool,
+    ) -> None: ...
+    def flags(self, server_id: str, name: str) -> int: ...
+    def outcome(self, server_id: str, name: str) -> int: ...
+    def select_tools(
+        self, tools: list[object], mode: str, judge: Callable[[int], bool] | None = None,
+        recheck: bool = False, threads: int | None = None,
+    ) -> list[object]: ...
+    def select_pairs(
+        self, pairs: list[tuple[str, str]], mode: str,
+        judge: Callable[[int], bool] | None = None, threads: int | None = None,
+    ) -> list[object]: ...
+    def select_columns(
+        self, server_ids: list[str], names: list[str], mode: str,
+        judge: Callable[[int], bool] | None = None, threads: int | None = None,
+    ) -> list[object]: ...
+
+# --- tool groups ---------------------------------------------------------------
+
+def group_glob_match(pattern: str, name: str) -> bool:
+    """Single-star glob: only the first ``*`` is a wildcard, later ones are literal."""
+
+class GroupSet:
+    """Compiled tool filter groups, from ``(always, tools, keywords)`` triples."""
+
+    def __init__(self, groups: Sequence[tuple[bool, Sequence[str], Sequence[str]]]) -> None: ...
+    def __len__(self) -> int: ...
+    def live_groups(self, message: str | None = None) -> list[int]:
+        """Indices of the groups live for ``message``; for None, the ``always`` groups."""
+    def select(
+        self,
+        names: list[Any] | tuple[Any, ...],
+        message: str | None,
+        mcp: set[Any] | frozenset[Any] | list[bool] | None,
+        *,
+        hidden: bool = False,
+        dedupe: bool = False,
+        indices: bool = False,
+    ) -> list[Any]:
+        """The visible names (``hidden``: the MCP names no live group admits) in
+        input order; ``message=None``: the MCP names an ``always`` group admits."""

@@ -35,16 +35,37 @@ class Tool:
 
     @classmethod
     def from_mcp(cls, server_id: str, tool: Mapping[str, Any] | Any) -> Tool:
-        """Builds a Tool from an MCP tool definition (a mapping with ``name``,
-        ``description``, ``inputSchema``, ``annotations``) or an object with
-        those attributes (``mcp.types.Tool``)."""
+        """Builds a Tool from an MCP tool definition: a mapping with ``name``,
+        ``description``, ``inputSchema``, ``annotations``, or an ``mcp.types.Tool``
+        of either SDK generation (``inputSchema`` in 1.x, ``input_schema`` in 2.x).
+        Pydantic annotations become mappings with the wire's camelCase keys."""
         if isinstance(tool, Mapping):
-            get = tool.get
+            name, description = tool.get("name"), tool.get("description")
+            schema, annotations = tool.get("inputSchema"), tool.get("annotations")
         else:
-            def get(key: str, default: Any = None) -> Any:
-                return getattr(tool, key, default)
-        if get("name") is None:
+            name, description = getattr(tool, "name", None), getattr(tool, "description", None)
+            schema = getattr(tool, "input_schema", None)
+            if schema is None:
+                schema = getattr(tool, "inputSchema", None)
+            annotations = getattr(tool, "annotations", None)
+        if name is None:
             raise TypeError(f"an MCP tool needs a 'name', got {tool!r}")
-        return cls(
-            server_id, get("name"), get("description"), get("inputSchema"), get("annotations"),
-        )
+        return cls(server_id, name, description, as_mapping(schema, "inputSchema"),
+                   as_mapping(annotations, "annotations"))
+
+
+def as_mapping(value: Any, what: str) -> Mapping[str, Any] | None:
+    """A tool's annotations (or schema) as a mapping with the wire's camelCase keys.
+
+    Pydantic models (``mcp.types.ToolAnnotations`` of either SDK generation) are
+    dumped ``by_alias``, so a function pattern reads ``destructiveHint`` whatever
+    SDK the framework runs on.
+    """
+    if value is None or isinstance(value, Mapping):
+        return value
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        dumped = dump(by_alias=True, exclude_none=True)
+        if isinstance(dumped, Mapping):
+            return dumped
+    raise TypeError(f"{what} must be a mapping or a pydantic model, not {type(value).__name__}")

@@ -20,6 +20,7 @@ __all__ = ["ToolFilter", "compile"]
 
 
 _EXCLUDED, _EXCLUDE_REGEX, _INCLUDED, _INCLUDE_REGEX = 1, 2, 4, 8
+_HIDDEN, _VISIBLE, _UNDECIDED = 0, 1, 2
 
 
 class _Side:
@@ -95,7 +96,8 @@ class ToolFilter:
     function patterns are called with ``ctx`` by :meth:`visible` and fail closed.
     """
 
-    __slots__ = ("_dynamic", "_exclude", "_include", "_include_empty", "_static")
+    __slots__ = ("_dynamic", "_exclude", "_exclude_fns", "_flags", "_include", "_include_empty",
+                 "_include_fns", "_outcome", "_static")
 
     def __init__(self) -> None:
         raise TypeError("use ToolFilter.compile(include=[...], exclude=[...])")
@@ -110,12 +112,18 @@ class ToolFilter:
         include_side, exclude_side = _Side("include", include), _Side("exclude", exclude)
         include_empty = not include_side.sources
         include_open = include_empty or bool(include_side.fns)
-        init = object.__setattr__
+        static = _compile_static(include_side, exclude_side, include_open)
+        init = object.__setattr__  # the filter refuses assignment once compiled
         init(self, "_include", include_side)
         init(self, "_exclude", exclude_side)
         init(self, "_include_empty", include_empty)
-        init(self, "_static", _compile_static(include_side, exclude_side, include_open))
+        init(self, "_static", static)
         init(self, "_dynamic", bool(include_side.fns or exclude_side.fns))
+        # Bound once: the scalar paths are a handful of attribute reads and one core call.
+        init(self, "_flags", static.flags)
+        init(self, "_outcome", static.outcome)
+        init(self, "_include_fns", include_side.fns)
+        init(self, "_exclude_fns", exclude_side.fns)
         return self
 
     # Immutable once compiled: a pattern function (or anyone) that tries to
@@ -145,16 +153,22 @@ class ToolFilter:
         Functions are not called: an exclude function never hides here, and an
         include list holding a function keeps every tool for :meth:`visible`.
         """
-        server_id, name = _pair(tool)
+        if type(tool) is Tool:
+            server_id, name = tool.server_id, tool.name
+        else:
+            server_id, name = _pair(tool)
+        outcome = self._outcome(server_id, name)
+        if outcome != _UNDECIDED:
+            return outcome == _VISIBLE
         return self._static_pair(server_id, name)
 
     def _static_pair(self, server_id: str, name: str) -> bool:
-        bits = self._static.flags(server_id, name)
+        bits = self._flags(server_id, name)
         if bits & _EXCLUDED:
             return False
         if bits & _EXCLUDE_REGEX and self._exclude.regex_match(server_id, name):
             return False
-        if self._include_empty or self._include.fns or bits & _INCLUDED:
+        if self._include_empty or self._include_fns or bits & _INCLUDED:
             return True
         return bool(bits & _INCLUDE_REGEX) and self._include.regex_match(server_id, name)
 
@@ -165,22 +179,26 @@ class ToolFilter:
         empty include = visible, static includes, include functions (first True
         stops). A function that raises or returns a non-bool hides the tool.
         """
-        server_id, name = _pair(tool)
-        bits = self._static.flags(server_id, name)
+        if type(tool) is Tool:
+            server_id, name = tool.server_id, tool.name
+        else:
+            server_id, name = _pair(tool)
+        bits = self._flags(server_id, name)
         if bits & _EXCLUDED:
             return False
-        exclude = self._exclude
-        if bits & _EXCLUDE_REGEX and exclude.regex_match(server_id, name):
+        if bits & _EXCLUDE_REGEX and self._exclude.regex_match(server_id, name):
             return False
-        for fn in exclude.fns:
+        for fn in self._exclude_fns:
             if call_fail_closed(fn, tool, ctx) is not False:
                 return False
         if self._include_empty or bits & _INCLUDED:
             return True
-        include = self._include
-        if bits & _INCLUDE_REGEX and include.regex_match(server_id, name):
+        if bits & _INCLUDE_REGEX and self._include.regex_match(server_id, name):
             return True
-        return any(call_fail_closed(fn, tool, ctx) is True for fn in include.fns)
+        for fn in self._include_fns:
+            if call_fail_closed(fn, tool, ctx) is True:
+                return True
+        return False
 
     # --- batches -------------------------------------------------------------------
     #

@@ -22,19 +22,33 @@ from ._patterns import (
     call_fail_closed,
     parse_options,
 )
+from ._reference_groups import (
+    GroupConfigError,
+    GroupConfigWarning,
+    GroupFilter,
+    GroupMode,
+    ToolFilterGroup,
+    group_glob_match,
+)
 from ._tool import Tool
 from .catalog import ToolCatalog
 
 __all__ = [
+    "GroupConfigError",
+    "GroupConfigWarning",
+    "GroupFilter",
+    "GroupMode",
     "PatternError",
     "Tool",
     "ToolCatalog",
     "ToolFilter",
+    "ToolFilterGroup",
     "ToolNotFoundError",
     "compile",
     "fold_loose",
     "fold_lower",
     "glob_match",
+    "group_glob_match",
     "split_pattern",
 ]
 

@@ -1,5 +1,6 @@
 //! Bindings for the tool filter: folds, globs and rule sets.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Mutex;
@@ -10,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PyString, PyTuple};
 
 use super::{as_str, bytes_str, str_bytes, string_bytes};
-use crate::filter::{Outcome, Side, StaticFilter};
+use crate::filter::{FlagScratch, Outcome, Side, StaticFilter};
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
 use crate::rules::{self, RuleSet, Scratch};
@@ -18,22 +19,34 @@ use crate::rules::{self, RuleSet, Scratch};
 thread_local! {
     /// Per-thread buffers for scalar queries: no allocation per call.
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    static FLAG_SCRATCH: RefCell<FlagScratch> = RefCell::new(FlagScratch::default());
 }
 
 fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
+    with_local(&SCRATCH, f)
+}
+
+fn with_flag_scratch<T>(f: impl FnOnce(&mut FlagScratch) -> T) -> T {
+    with_local(&FLAG_SCRATCH, f)
+}
+
+/// Runs `f` with this thread's buffers in `key`, or with fresh ones when they
+/// are borrowed (re-entered: no Python code runs while they are, so not
+/// today) or already destroyed (a `__del__` at thread exit): never a panic.
+fn with_local<S: Default + 'static, T>(
+    key: &'static std::thread::LocalKey<RefCell<S>>,
+    f: impl FnOnce(&mut S) -> T,
+) -> T {
     let mut f = Some(f);
-    let answer = SCRATCH.try_with(|cell| {
+    let answer = key.try_with(|cell| {
         let mut scratch = cell.try_borrow_mut().ok()?;
         f.take().map(|f| f(&mut scratch))
     });
     if let Ok(Some(answer)) = answer {
         return answer;
     }
-    // Re-entered on this thread (no Python code runs while the buffers are
-    // borrowed, so not today), or called while this thread's locals are being
-    // destroyed (a `__del__` at thread exit): fresh buffers, never a panic.
     let f = f.expect("taken only by a call that answered");
-    f(&mut Scratch::default())
+    f(&mut S::default())
 }
 
 fn fold_arg(loose: bool) -> Option<Fold> {
@@ -370,9 +383,9 @@ impl PyStaticFilter {
         exclude_regex_servers: Vec<Bound<'_, PyAny>>,
         include_open: bool,
     ) -> PyResult<Self> {
-        let strings = |list: &[Bound<'_, PyAny>], what: &str| -> PyResult<Vec<Vec<u8>>> {
-            list.iter().enumerate().map(|(i, p)| Ok(str_bytes(p, &format!("{what}[{i}]"))?.into_owned())).collect()
-        };
+        fn strings<'a>(list: &'a [Bound<'_, PyAny>], what: &str) -> PyResult<Vec<Cow<'a, [u8]>>> {
+            list.iter().enumerate().map(|(i, p)| string_bytes(as_str(p, || format!("{what}[{i}]"))?)).collect()
+        }
         let inner = StaticFilter::compile(
             &strings(&include, "include")?,
             &strings(&exclude, "exclude")?,
@@ -395,7 +408,13 @@ impl PyStaticFilter {
     /// include regex's server glob matches.
     fn flags(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<u8> {
         let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
-        Ok(with_scratch(|scratch| self.inner.flags(&server, &tool, scratch)))
+        Ok(with_flag_scratch(|scratch| self.inner.flags(&server, &tool, scratch)))
+    }
+
+    /// The static decision for one tool: 0 hidden, 1 visible, 2 a regex must decide.
+    fn outcome(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<u8> {
+        let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
+        Ok(with_flag_scratch(|scratch| self.inner.outcome(self.inner.flags(&server, &tool, scratch))) as u8)
     }
 
     /// A batch over a list of tools (objects with `server_id` and `name`).

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 mod filter;
+mod groups;
 
 /// The generalized UTF-8 bytes of a Python `str` (lone surrogates kept, via
 /// `surrogatepass`). `what` names the argument in the TypeError for a non-str.
@@ -63,5 +64,6 @@ pub(crate) fn bytes_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'p
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     filter::register(m)?;
+    groups::register(m)?;
     Ok(())
 }

@@ -12,7 +12,7 @@ use std::ops::ControlFlow;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
-use toolfilter_fast::filter::{flag, Outcome, Side, StaticFilter};
+use toolfilter_fast::filter::{flag, FlagScratch, Outcome, Side, StaticFilter};
 use toolfilter_fast::fold::Fold;
 use toolfilter_fast::glob::SegmentGlob;
 use toolfilter_fast::index::{Scratch as IndexScratch, SegmentIndex};
@@ -203,6 +203,7 @@ thread_local! {
     /// leftovers of one query (or one index) must never leak into the next.
     static SHARED: RefCell<Scratch> = RefCell::new(Scratch::default());
     static SHARED_INDEX: RefCell<IndexScratch> = RefCell::new(IndexScratch::default());
+    static SHARED_FLAGS: RefCell<FlagScratch> = RefCell::new(FlagScratch::default());
 }
 
 fn index_matches(index: &SegmentIndex, s: &[u8]) -> Vec<u32> {
@@ -358,7 +359,7 @@ proptest! {
                 Outcome::Undecided
             };
             let (s, t) = (encode(server), encode(tool));
-            let bits = SHARED.with(|scratch| filter.flags(&s, &t, &mut scratch.borrow_mut()));
+            let bits = SHARED_FLAGS.with(|scratch| filter.flags(&s, &t, &mut scratch.borrow_mut()));
             prop_assert_eq!(bits & flag::EXCLUDED != 0, excluded);
             if !excluded {
                 prop_assert_eq!(bits & flag::INCLUDED != 0, included);

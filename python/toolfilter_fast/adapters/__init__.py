@@ -1,0 +1,20 @@
+"""Adapters that drop a :class:`~toolfilter_fast.ToolFilter` into agent frameworks.
+
+One module per framework, each imported on its own so that ``import
+toolfilter_fast`` (and this package) imports no framework:
+
+* :mod:`toolfilter_fast.adapters.openai_agents`: ``mcp_tool_filter`` for an
+  OpenAI Agents SDK MCP server's ``tool_filter``;
+* :mod:`toolfilter_fast.adapters.pydantic_ai`: ``filter_func`` for
+  ``toolset.filtered(...)`` and ``prepare_func`` for ``toolset.prepared(...)``;
+* :mod:`toolfilter_fast.adapters.fastmcp`: ``ToolFilterTransform``, server side,
+  for a FastMCP server's ``add_transform``;
+* :mod:`toolfilter_fast.adapters.google_adk`: ``tool_predicate`` for
+  ``McpToolset(tool_filter=...)``.
+
+Every adapter fails closed: an exception inside it (reading ``ctx``, converting
+the tool, or in the filter) hides the tool, logs a warning on the
+``toolfilter_fast.adapters`` logger, and never reaches the host framework.
+"""
+
+__all__: list[str] = []
