@@ -671,3 +671,96 @@ def test_recursion_limit_is_untouched():
     # The hostile-function tests above recurse until RecursionError; they must
     # not leave the interpreter with a changed limit.
     assert sys.getrecursionlimit() >= 1000
+
+
+# --- tool groups (landed on main while this was written) ------------------------------
+
+
+def _groups(module):
+    return module.GroupFilter([
+        module.ToolFilterGroup("always", ["gh__read_*", "*__list"]),
+        module.ToolFilterGroup("dynamic", ["fs__*"], ["files", "ΣΊΣΥΦΟΣ"]),
+    ])
+
+
+def test_groups_judge_a_private_copy_of_the_names():
+    # Regression: visible_names read the caller's list, released the GIL, then
+    # picked the kept names by position; a str whose __hash__ (asked while the
+    # core tested MCP origin) inserted a hidden name shifted it into the answer.
+    from toolfilter_fast.groups import GroupFilter
+
+    g = _groups(toolfilter_fast.groups)
+    assert isinstance(g, GroupFilter)
+    names: list[str] = []
+
+    class Mutating(str):
+        def __hash__(self):
+            names.insert(0, "gh__delete_repo")
+            return str.__hash__(self)
+
+    mcp = {"gh__read_a", "gh__read_b", "gh__delete_repo", "fs__rm"}
+    for call, want in (
+        (lambda n: g.visible_names(n, "hi", mcp), ["gh__read_a", "gh__read_b"]),
+        (lambda n: g.excluded_names(n, "hi", mcp), ["fs__rm"]),
+    ):
+        names[:] = [Mutating("gh__read_a"), "gh__read_b", "fs__rm"]
+        assert call(names) == want
+
+    class MutatingTool(dict):
+        def get(self, key, default=None):
+            tools.insert(0, {"name": "gh__delete_repo", "origin": "mcp"})
+            return super().get(key, default)
+
+    tools = [MutatingTool(name="gh__read_a", origin="mcp"), {"name": "x", "origin": "builtin"}]
+    got = g.visible_tools(tools, "hi")
+    assert [t["name"] for t in got] == ["gh__read_a", "x"]
+
+
+def test_groups_with_another_thread_mutating_the_names():
+    g = _groups(toolfilter_fast.groups)
+    names = [f"gh__read_{i}" for i in range(200_000)]
+    stop = threading.Event()
+
+    def churn():
+        while not stop.is_set():
+            names.insert(0, "gh__delete_repo")
+            del names[0]
+
+    thread = threading.Thread(target=churn)
+    thread.start()
+    try:
+        for _ in range(5):
+            got = g.visible_names(names, "hi", {"gh__delete_repo", *names[:10]})
+            assert "gh__delete_repo" not in got
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_groups_at_size_and_with_wrong_types():
+    g = _groups(toolfilter_fast.groups)
+    message = "x" * MB10 + " FILES "
+    names = [f"gh__read_{i}" for i in range(100_000)] + ["fs__" + "a" * MB10, "gh__write", "a" * MB10 + "__list"]
+    got = g.visible_names(names, message, frozenset(names))
+    assert got == names[:100_001] + names[-1:]
+    assert g.visible_names(names[-3:], "no keyword here", frozenset(names)) == names[-1:]
+    assert toolfilter_fast.groups.group_glob_match("a*" + "*" * 10_000, "a" + "*" * 10_000)
+    assert not toolfilter_fast.groups.group_glob_match("a*" + "*" * 10_000, "a" + "b" * 10_000)
+    for call, message in (
+        (lambda: g.visible_names(["a", 5], "m", set()), r"^names\[1\] must be str, not int$"),
+        (lambda: g.visible_names(["a"], b"m", set()), r"^message must be str, not bytes$"),
+        (lambda: g.visible_tools([{"name": None, "origin": "mcp"}], "m"), r"^tools\[0\]\['name'\] must be str"),
+        (lambda: g.visible_tools([5], "m"), r"^tools\[0\]: expected a Tool"),
+    ):
+        with pytest.raises(TypeError, match=message):
+            call()
+
+
+@pytest.mark.parametrize("chars", list(UNICODE_CASES.values()), ids=list(UNICODE_CASES))
+def test_groups_unicode_fast_equals_reference(chars):
+    fast, ref = _groups(toolfilter_fast.groups), _groups(reference)
+    names = [f"gh__read_{chars}", f"fs__{chars}", f"{chars}__list", f"gh__{chars}"]
+    for message in (f"say {chars}", "FILES", "σίσυφος", f"x{chars.upper()}files"):
+        if any(unicodedata.category(c) == "Cn" for c in message):
+            continue  # keywords are lower-cased: Unicode versions may differ there
+        assert fast.visible_names(names, message, set(names)) == ref.visible_names(names, message, set(names))

@@ -162,3 +162,36 @@ def test_threads_share_a_filter_with_no_torn_scalar_answers():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_threads_share_a_group_filter():
+    # Tool groups (landed on main): one GroupFilter, eight threads, per-turn
+    # messages; every answer equals the single-threaded one.
+    from toolfilter_fast.groups import GroupFilter, ToolFilterGroup
+
+    g = GroupFilter([
+        ToolFilterGroup("always", ["gh__read_*", "*__list"]),
+        ToolFilterGroup("dynamic", ["fs__*"], ["files"]),
+        ToolFilterGroup("dynamic", ["slack__post_*"], ["slack", "Σλακ"]),
+    ])
+    names = [f"{s}__{t}{i}" for i in range(2_000) for s in ("gh", "fs", "slack")
+             for t in ("read_", "post_", "")] + ["x__list"]
+    mcp = frozenset(names[::2])
+    messages = ["hello", "open my FILES", "post to σλακ", "files and slack"]
+    want = {m: g.visible_names(names, m, mcp) for m in messages}
+    stop = time.monotonic() + SECONDS / 2
+    errors: list[str] = []
+
+    def worker(slot):
+        rng = random.Random(slot)
+        while time.monotonic() < stop:
+            m = rng.choice(messages)
+            if g.visible_names(names, m, mcp) != want[m]:
+                errors.append(f"thread {slot}: {m!r}")
+
+    threads = [threading.Thread(target=worker, args=(slot,)) for slot in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
