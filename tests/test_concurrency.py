@@ -57,6 +57,15 @@ def variants(server):
     return {"A": a, "B": b}
 
 
+def run_eight(worker):
+    """Runs ``worker(slot)`` on eight threads at once and waits for them."""
+    threads = [threading.Thread(target=worker, args=(slot,)) for slot in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def test_eight_threads_agree_with_one():
     f = make_filter()
     lists = {s: variants(s) for s in SERVERS}
@@ -156,11 +165,7 @@ def test_threads_share_a_filter_with_no_torn_scalar_answers():
             if got != want[i]:
                 errors.append(f"thread {slot} disagrees")
 
-    threads = [threading.Thread(target=worker, args=(slot,)) for slot in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_eight(worker)
     assert errors == []
 
 
@@ -189,9 +194,5 @@ def test_threads_share_a_group_filter():
             if g.visible_names(names, m, mcp) != want[m]:
                 errors.append(f"thread {slot}: {m!r}")
 
-    threads = [threading.Thread(target=worker, args=(slot,)) for slot in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_eight(worker)
     assert errors == []

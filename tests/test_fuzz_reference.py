@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import toolfilter_fast
 from toolfilter_fast import PatternError, Tool, ToolCatalog, ToolNotFoundError, reference
 
-from test_filter_properties import HOSTILE
+from test_filter_properties import HOSTILE, raising, returning
 
 _LONG = os.environ.get("TOOLFILTER_LONG_HYPOTHESIS", "")
 EXAMPLES = (100_000 if _LONG in ("1", "true", "yes") else int(_LONG)) if _LONG else None
@@ -59,17 +59,6 @@ class Interrupt(BaseException):
     """Raised by a pattern function for some names: both sides must propagate it."""
 
 
-def _returns(value):
-    def fn(tool, ctx):
-        return value
-    fn.__name__ = f"returns_{value!r}"
-    return fn
-
-
-def _raises(tool, ctx):
-    raise ValueError("fails closed")
-
-
 def _by_ctx(tool, ctx):
     return isinstance(ctx, int) and (len(tool.name) + ctx) % 3 == 0
 
@@ -85,7 +74,7 @@ def _non_bool(tool, ctx):
 
 
 function_pattern = st.sampled_from(
-    [_returns(True), _returns(False), _returns(1), _raises, _by_ctx, _interrupts_on_z, _non_bool]
+    [returning(True), returning(False), returning(1), raising, _by_ctx, _interrupts_on_z, _non_bool]
 )
 pattern = st.one_of(string_pattern, string_pattern, regex_pattern, function_pattern)
 pattern_list = st.lists(pattern, max_size=5).map(lambda ps: ps if len(ps) % 2 else tuple(ps))
