@@ -369,8 +369,12 @@ def test_a_property_that_raises_propagates_as_is(impl, exc):
     for call in (f.filter, f.static_filter, f.mask, f.static_mask):
         with pytest.raises(type(exc)):
             call([impl.Tool("s", "a"), RaisingName(exc)])
+        # Past the first blocks, while worker threads match what was read.
+        with pytest.raises(type(exc)):
+            call([impl.Tool("s", "a")] * 10_000 + [RaisingName(exc)], threads=2)
     with pytest.raises(type(exc)):
         f.visible(RaisingName(exc))
+    assert f.static_mask([impl.Tool("s", "a")] * 10_000, threads=2) == [True] * 10_000
 
 
 def test_batch_inputs_may_be_any_iterable_but_not_a_non_iterable(impl):
