@@ -768,3 +768,30 @@ def test_groups_unicode_fast_equals_reference(chars):
         if any(unicodedata.category(c) == "Cn" for c in message):
             continue  # keywords are lower-cased: Unicode versions may differ there
         assert fast.visible_names(names, message, set(names)) == ref.visible_names(names, message, set(names))
+
+
+# --- framework adapters (landed on main while this was written) -----------------------
+
+
+def test_adapters_keep_only_what_they_judged_and_let_base_exceptions_through():
+    # The adapters' shared path converts into private lists and keeps tools by
+    # identity; a pattern function that shifts the framework's list cannot
+    # smuggle a hidden tool in, and a BaseException is not swallowed as a failure.
+    from toolfilter_fast.adapters import _common
+
+    framework_tools = ["a", "trigger", "b"]
+
+    def shift(tool, ctx):
+        if tool.name == "trigger":
+            framework_tools.insert(0, "delete_repo")
+        if tool.name == "stop":
+            raise KeyboardInterrupt
+        return False
+
+    f = toolfilter_fast.compile(exclude=["*/delete_*", shift])
+    kept = _common.keep_visible(f, "s", framework_tools, lambda n: Tool("s", n), lambda: None, where="test")
+    assert kept == ["a", "trigger", "b"]
+    with pytest.raises(KeyboardInterrupt):
+        _common.keep_visible(f, "s", ["a", "stop"], lambda n: Tool("s", n), lambda: None, where="test")
+    with pytest.raises(KeyboardInterrupt):
+        _common.visible_fail_closed(f, "s", "stop", lambda n: Tool("s", n), lambda: None, where="test")
