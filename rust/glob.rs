@@ -46,13 +46,19 @@ impl<'a> GlobParts<'a> {
     pub fn split(pattern: &'a [u8]) -> Self {
         let mut pieces = pattern.split(|&b| b == b'*');
         let prefix = pieces.next().unwrap_or_default();
-        let mut rest: Vec<&[u8]> = pieces.collect();
-        if rest.is_empty() {
+        let Some(mut suffix) = pieces.next() else {
             return GlobParts { prefix, middles: Vec::new(), suffix: b"", has_star: false };
+        };
+        // Runs of stars leave empty pieces; they are dropped as they come, so
+        // a pattern of ten million stars does not first collect ten million.
+        let mut middles = Vec::new();
+        for piece in pieces {
+            if !suffix.is_empty() {
+                middles.push(suffix);
+            }
+            suffix = piece;
         }
-        let suffix = rest.pop().unwrap_or_default();
-        rest.retain(|m| !m.is_empty());
-        GlobParts { prefix, middles: rest, suffix, has_star: true }
+        GlobParts { prefix, middles, suffix, has_star: true }
     }
 }
 

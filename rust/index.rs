@@ -19,7 +19,7 @@
 use std::borrow::Cow;
 use std::ops::ControlFlow;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use rustc_hash::FxHashMap;
 
 use crate::glob::{GlobParts, SegmentGlob};
@@ -91,27 +91,27 @@ impl InfixSet {
         }
         let automaton = AhoCorasickBuilder::new()
             .match_kind(MatchKind::Standard)
+            .kind(Some(automaton_kind(&keys)))
             .build(&keys)
             .expect("infix literals are plain bytes and always build");
         Some(InfixSet { automaton, candidates })
     }
 
     #[inline]
-    fn for_each<F>(&self, s: &[u8], seen: &mut Vec<bool>, f: &mut F) -> ControlFlow<()>
+    fn for_each<F>(&self, s: &[u8], seen: &mut SeenKeys, f: &mut F) -> ControlFlow<()>
     where
         F: FnMut(u32) -> ControlFlow<()>,
     {
         // A key may occur many times; its candidates are tried once. `seen` is
-        // sized on the first hit only: most strings hit no infix at all.
-        let mut sized = false;
+        // started on the first hit only: most strings hit no infix at all.
+        let mut started = false;
         for m in self.automaton.find_overlapping_iter(s) {
-            if !sized {
-                seen.clear();
-                seen.resize(self.candidates.len(), false);
-                sized = true;
+            if !started {
+                seen.start(self.candidates.len());
+                started = true;
             }
             let key = m.pattern().as_usize();
-            if std::mem::replace(&mut seen[key], true) {
+            if !seen.insert(key) {
                 continue;
             }
             for c in &self.candidates[key] {
@@ -121,6 +121,55 @@ impl InfixSet {
             }
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// Keys at most this long in total may use a DFA.
+///
+/// A DFA searches fastest, but the crate builds it in time quadratic in the
+/// length of a periodic key (`aaaa…`: each state's missing transitions follow
+/// the whole failure chain), so one 100 KB infix took over a minute to compile.
+/// The contiguous NFA builds in linear time and searches almost as fast.
+const DFA_MAX_KEY_BYTES: usize = 1024;
+/// The crate's own limit on patterns for a DFA.
+const DFA_MAX_KEYS: usize = 100;
+
+fn automaton_kind(keys: &[Vec<u8>]) -> AhoCorasickKind {
+    let bytes: usize = keys.iter().map(Vec::len).sum();
+    if keys.len() <= DFA_MAX_KEYS && bytes <= DFA_MAX_KEY_BYTES {
+        AhoCorasickKind::DFA
+    } else {
+        AhoCorasickKind::ContiguousNFA
+    }
+}
+
+/// Which infix keys a query has already handled, as generation stamps: a new
+/// query starts by bumping the generation, not by clearing one flag per key,
+/// so its cost does not grow with the number of keys, and a query that stops
+/// early leaves nothing to clean up.
+#[derive(Default)]
+struct SeenKeys {
+    stamps: Vec<u32>,
+    generation: u32,
+}
+
+impl SeenKeys {
+    fn start(&mut self, keys: usize) {
+        if self.stamps.len() < keys {
+            self.stamps.resize(keys, 0);
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // Once in 2^32 queries: old stamps could look current.
+            self.stamps.fill(0);
+            self.generation = 1;
+        }
+    }
+
+    /// Marks `key`; false when it was already marked in this query.
+    #[inline]
+    fn insert(&mut self, key: usize) -> bool {
+        std::mem::replace(&mut self.stamps[key], self.generation) != self.generation
     }
 }
 
@@ -138,7 +187,7 @@ pub struct SegmentIndex {
 /// Reusable per-thread buffers for queries.
 #[derive(Default)]
 pub struct Scratch {
-    seen: Vec<bool>,
+    seen: SeenKeys,
 }
 
 impl SegmentIndex {

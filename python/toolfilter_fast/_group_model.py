@@ -381,8 +381,13 @@ def _type_name(value: Any) -> str:
 
 
 def _check_names(names: Any, what: str = "names") -> NameList:
-    if isinstance(names, (list, tuple)):
+    # A list is copied: the core reads it, releases the GIL, then picks the kept
+    # items by position, and a str's __hash__, a mapping's get or another thread
+    # could have shifted the caller's list meanwhile (a hidden name leaked so).
+    if isinstance(names, tuple):
         return names
+    if isinstance(names, list):
+        return list(names)
     if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
         raise TypeError(f"{what} must be an iterable of str, not {_type_name(names)}")
     return list(names)

@@ -48,7 +48,10 @@ class ToolCatalog:
         converted: list[Tool] = []
         for index, tool in enumerate(tools):
             if not isinstance(tool, Tool):
-                tool = Tool.from_mcp(server_id, tool)
+                try:
+                    tool = Tool.from_mcp(server_id, tool)
+                except TypeError as err:
+                    raise TypeError(f"tools[{index}]: {err}") from None
             elif tool.server_id != server_id:
                 raise ValueError(
                     f"tools[{index}] belongs to server {tool.server_id!r}, "

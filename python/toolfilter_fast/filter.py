@@ -109,18 +109,30 @@ class ToolFilter:
         """Compiles the patterns; raises PatternError naming the option, index and entry."""
         check_option_names(options)
         self = object.__new__(cls)
-        self._include = _Side("include", include)
-        self._exclude = _Side("exclude", exclude)
-        self._include_empty = not self._include.sources
-        include_open = self._include_empty or bool(self._include.fns)
-        self._static = _compile_static(self._include, self._exclude, include_open)
-        self._dynamic = bool(self._include.fns or self._exclude.fns)
+        include_side, exclude_side = _Side("include", include), _Side("exclude", exclude)
+        include_empty = not include_side.sources
+        include_open = include_empty or bool(include_side.fns)
+        static = _compile_static(include_side, exclude_side, include_open)
+        init = object.__setattr__  # the filter refuses assignment once compiled
+        init(self, "_include", include_side)
+        init(self, "_exclude", exclude_side)
+        init(self, "_include_empty", include_empty)
+        init(self, "_static", static)
+        init(self, "_dynamic", bool(include_side.fns or exclude_side.fns))
         # Bound once: the scalar paths are a handful of attribute reads and one core call.
-        self._flags = self._static.flags
-        self._outcome = self._static.outcome
-        self._include_fns = self._include.fns
-        self._exclude_fns = self._exclude.fns
+        init(self, "_flags", static.flags)
+        init(self, "_outcome", static.outcome)
+        init(self, "_include_fns", include_side.fns)
+        init(self, "_exclude_fns", exclude_side.fns)
         return self
+
+    # Immutable once compiled: a pattern function (or anyone) that tries to
+    # swap a filter's parts fails loudly instead of changing what others see.
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"ToolFilter is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"ToolFilter is immutable: cannot delete {name!r}")
 
     @property
     def include(self) -> tuple[Any, ...]:
@@ -194,9 +206,14 @@ class ToolFilter:
     # (both cores for big batches); Python is called back only for the tools a
     # regex may decide, and, in the dynamic forms, for the tools functions judge.
 
+    # Every batch works on its own copy of the input: pattern functions, tool
+    # properties and other threads (the GIL is released while the core
+    # matches) may change the caller's list meanwhile, and the answer must be
+    # about the items that were judged, never a shifted neighbour.
+
     def _tools_batch(self, tools: Iterable[Any], mode: str, ctx: Any, dynamic: bool,
                      threads: int | None) -> list[Any]:
-        items = tools if type(tools) is list else list(tools)
+        items = list(tools)
         if dynamic and self._dynamic:
             def judge(i: int) -> bool:
                 return self.visible(items[i], ctx)
@@ -229,7 +246,7 @@ class ToolFilter:
     def static_mask_pairs(self, pairs: Iterable[tuple[str, str]], *, indices: bool = False,
                           threads: int | None = None) -> list[Any]:
         """:meth:`static_visible` over ``(server_id, name)`` tuples, as bools or indices."""
-        items = pairs if type(pairs) is list else list(pairs)
+        items = list(pairs)
 
         def judge(i: int) -> bool:
             return self._static_pair(*items[i])
@@ -238,8 +255,8 @@ class ToolFilter:
     def static_mask_columns(self, server_ids: Sequence[str], names: Sequence[str], *,
                             indices: bool = False, threads: int | None = None) -> list[Any]:
         """:meth:`static_visible` over two parallel lists of strings, as bools or indices."""
-        servers = server_ids if type(server_ids) is list else list(server_ids)
-        tool_names = names if type(names) is list else list(names)
+        servers = list(server_ids)
+        tool_names = list(names)
 
         def judge(i: int) -> bool:
             return self._static_pair(servers[i], tool_names[i])
@@ -248,7 +265,7 @@ class ToolFilter:
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), list(self.include), list(self.exclude)))
+        return (_rebuild, (type(self), list(self.include), list(self.exclude), PICKLE_FORMAT))
 
     # --- delegates: explain (explain.py) and config files (config.py) ---------------
 
@@ -273,8 +290,29 @@ class ToolFilter:
         return filter_from_file(path, cls=cls)
 
 
-def _rebuild(cls: type[ToolFilter], include: list[Any], exclude: list[Any]) -> ToolFilter:
+#: What a pickled ToolFilter carries: ``_rebuild(cls, include, exclude, format)``,
+#: the patterns as written (recompiled, so re-checked, on load). Releases that
+#: change this bump the number; ``_rebuild`` stays the entry point so that an
+#: older release can say so instead of failing obscurely. Pickles made before
+#: the number existed carry no fourth argument and read as format 1.
+PICKLE_FORMAT = 1
+
+
+def _rebuild(cls: type[ToolFilter], include: list[Any], exclude: list[Any],
+             format: int = 1, *newer: Any) -> ToolFilter:
+    if type(format) is not int or not 1 <= format <= PICKLE_FORMAT or newer:
+        raise ValueError(
+            f"cannot unpickle this ToolFilter: it was pickled in format {format!r}, and "
+            f"toolfilter_fast {_version()} reads formats 1 to {PICKLE_FORMAT}; unpickle it "
+            "with the release that made it, or rebuild it with ToolFilter.compile"
+        )
     return cls.compile(include=include, exclude=exclude)
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
 
 
 def compile(

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PyString, PyTuple};
@@ -23,18 +23,30 @@ thread_local! {
 }
 
 fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut scratch) => f(&mut scratch),
-        // Re-entered on this thread (cannot happen today): use fresh buffers.
-        Err(_) => f(&mut Scratch::default()),
-    })
+    with_local(&SCRATCH, f)
 }
 
 fn with_flag_scratch<T>(f: impl FnOnce(&mut FlagScratch) -> T) -> T {
-    FLAG_SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut scratch) => f(&mut scratch),
-        Err(_) => f(&mut FlagScratch::default()),
-    })
+    with_local(&FLAG_SCRATCH, f)
+}
+
+/// Runs `f` with this thread's buffers in `key`, or with fresh ones when they
+/// are borrowed (re-entered: no Python code runs while they are, so not
+/// today) or already destroyed (a `__del__` at thread exit): never a panic.
+fn with_local<S: Default + 'static, T>(
+    key: &'static std::thread::LocalKey<RefCell<S>>,
+    f: impl FnOnce(&mut S) -> T,
+) -> T {
+    let mut f = Some(f);
+    let answer = key.try_with(|cell| {
+        let mut scratch = cell.try_borrow_mut().ok()?;
+        f.take().map(|f| f(&mut scratch))
+    });
+    if let Ok(Some(answer)) = answer {
+        return answer;
+    }
+    let f = f.expect("taken only by a call that answered");
+    f(&mut S::default())
 }
 
 fn fold_arg(loose: bool) -> Option<Fold> {
@@ -153,12 +165,18 @@ impl Select {
     }
 }
 
-fn threads_for(n: usize, threads: Option<usize>) -> usize {
-    match threads {
-        Some(t) => t.max(1),
+/// At most this many threads work on one batch, whatever `threads` asks for:
+/// each is an OS thread, and a request for 2**40 must not exhaust the machine.
+const MAX_THREADS: usize = 64;
+
+fn threads_for(n: usize, threads: Option<usize>) -> PyResult<usize> {
+    let wanted = match threads {
+        Some(0) => return Err(PyValueError::new_err("threads must be at least 1 (None: every core)")),
+        Some(t) => t,
         None if n < PARALLEL_MIN => 1,
         None => std::thread::available_parallelism().map_or(1, |p| p.get()),
-    }
+    };
+    Ok(wanted.min(MAX_THREADS))
 }
 
 /// A block of a batch with its strings copied out of Python, so that the GIL
@@ -254,7 +272,7 @@ impl PyStaticFilter {
         threads: Option<usize>,
         mut read: impl FnMut(&mut Block, &mut Reader<'py>, usize) -> PyResult<()>,
     ) -> PyResult<Vec<Outcome>> {
-        let threads = threads_for(n, threads);
+        let threads = threads_for(n, threads)?;
         let mut read_block = |start: usize| -> PyResult<Block> {
             let mut block = Block::default();
             // Spans point into this block only.
@@ -274,6 +292,8 @@ impl PyStaticFilter {
             return Ok(out);
         }
         let blocks = n.div_ceil(BLOCK);
+        // No more workers than blocks: the others would only wait.
+        let threads = threads.min(blocks);
         let (sender, receiver) = sync_channel::<(usize, Block)>(2 * threads);
         let queue = Mutex::new(receiver);
         let done = Mutex::new(vec![Vec::new(); blocks]);
@@ -415,11 +435,17 @@ impl PyStaticFilter {
             // An owned reference: reading attributes may run Python code.
             let tool = tools.get_item(i)?;
             let field = |attr: &Bound<'py, PyString>, what: &str| -> PyResult<Bound<'py, PyString>> {
-                let value = tool.getattr(attr).map_err(|_| {
-                    PyTypeError::new_err(format!(
-                        "tools[{i}] is not a tool (an object with server_id and name): {}",
-                        type_name(&tool)
-                    ))
+                // Only a missing attribute means "not a tool"; anything else a
+                // property raises (KeyboardInterrupt included) propagates as is.
+                let value = tool.getattr(attr).map_err(|err| {
+                    if err.is_instance_of::<PyAttributeError>(py) {
+                        PyTypeError::new_err(format!(
+                            "tools[{i}] is not a tool (an object with server_id and name): {}",
+                            type_name(&tool)
+                        ))
+                    } else {
+                        err
+                    }
                 })?;
                 Ok(as_str(&value, || format!("tools[{i}].{what}"))?.clone())
             };
