@@ -9,6 +9,7 @@ Rust core in ``groups``, or ``_reference_groups``), so the two can be compared.
 
 from __future__ import annotations
 
+import abc
 import json
 import os
 import re
@@ -414,7 +415,7 @@ def flat_name(tool: Tool) -> str:
     return f"{tool.server_id}__{tool.name}"
 
 
-class GroupFilterBase:
+class GroupFilterBase(abc.ABC):
     """The public API of a group filter; subclasses supply the matching."""
 
     __slots__ = ("_groups",)
@@ -435,19 +436,21 @@ class GroupFilterBase:
 
     # What a subclass implements ------------------------------------------------
 
+    @abc.abstractmethod
     def _compile(self) -> None:
-        raise NotImplementedError
+        """Builds the matcher for ``self._groups``."""
 
+    @abc.abstractmethod
     def _select(
         self, names: NameList, message: str | None,
         mcp: set[Any] | frozenset[Any] | list[bool] | None, *, hidden: bool = False,
         dedupe: bool = False, indices: bool = False,
     ) -> list[Any]:
         """As ``_core.GroupSet.select``: the kept names (or their indices), in order."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _live_groups(self, message: str | None) -> list[int]:
-        raise NotImplementedError
+        """The indices of the groups live for ``message``."""
 
     # The groups ------------------------------------------------------------------
 
