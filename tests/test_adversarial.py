@@ -795,3 +795,31 @@ def test_adapters_keep_only_what_they_judged_and_let_base_exceptions_through():
         _common.keep_visible(f, "s", ["a", "stop"], lambda n: Tool("s", n), lambda: None, where="test")
     with pytest.raises(KeyboardInterrupt):
         _common.visible_fail_closed(f, "s", "stop", lambda n: Tool("s", n), lambda: None, where="test")
+
+
+def test_scalar_and_batch_call_the_same_functions(impl):
+    # Found by the long Hypothesis run: with an include list without functions,
+    # `filter` hid a tool it did not statically include without calling the
+    # exclude functions, while `visible` called them first; an exclude function
+    # raising a BaseException therefore escaped one and not the other. Both
+    # now follow the spec's "never called when the static patterns decided".
+    calls = []
+
+    def audit(tool, ctx):
+        calls.append(tool.name)
+        if tool.name == "z":
+            raise Custom
+        return False
+
+    f = impl.compile(include=["s/*", ("r", re.compile("^ok"))], exclude=[audit])
+    outside, inside, by_regex = impl.Tool("x", "z"), impl.Tool("s", "a"), impl.Tool("r", "ok")
+    assert f.visible(outside) is False
+    assert f.filter([outside]) == [] and f.mask([outside], indices=True) == []
+    assert calls == []
+    assert f.visible(inside) and f.visible(by_regex)
+    assert f.filter([outside, inside, by_regex]) == [inside, by_regex]
+    assert calls == ["a", "ok", "a", "ok"]
+    with pytest.raises(Custom):
+        f.visible(impl.Tool("s", "z"))
+    with pytest.raises(Custom):
+        f.filter([impl.Tool("s", "z")])

@@ -178,6 +178,9 @@ class ToolFilter:
         Order: static excludes, exclude functions (first that hides stops), then
         empty include = visible, static includes, include functions (first True
         stops). A function that raises or returns a non-bool hides the tool.
+        No function is called once the static patterns have decided: a tool
+        that an include list without functions does not statically include is
+        hidden before any exclude function runs (as the batches do).
         """
         if type(tool) is Tool:
             server_id, name = tool.server_id, tool.name
@@ -188,12 +191,15 @@ class ToolFilter:
             return False
         if bits & _EXCLUDE_REGEX and self._exclude.regex_match(server_id, name):
             return False
+        included = bool(self._include_empty or bits & _INCLUDED or (
+            bits & _INCLUDE_REGEX and self._include.regex_match(server_id, name)
+        ))
+        if not included and not self._include_fns:
+            return False
         for fn in self._exclude_fns:
             if call_fail_closed(fn, tool, ctx) is not False:
                 return False
-        if self._include_empty or bits & _INCLUDED:
-            return True
-        if bits & _INCLUDE_REGEX and self._include.regex_match(server_id, name):
+        if included:
             return True
         for fn in self._include_fns:
             if call_fail_closed(fn, tool, ctx) is True:

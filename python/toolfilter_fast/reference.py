@@ -188,12 +188,13 @@ class ToolFilter:
         server_id, name = _check_str(tool)
         if self._exclude.static_match(server_id, name):
             return False
+        included = not self._include.patterns or self._include.static_match(server_id, name)
+        if not included and not self._include.fns:
+            return False  # the static patterns decided: no function is called
         for fn in self._exclude.fns:
             if call_fail_closed(fn, tool, ctx) is not False:
                 return False
-        if not self._include.patterns:
-            return True
-        if self._include.static_match(server_id, name):
+        if included:
             return True
         for fn in self._include.fns:
             if call_fail_closed(fn, tool, ctx) is True:
