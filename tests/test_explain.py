@@ -107,11 +107,14 @@ def test_include_function_true():
         True, "include_callable", 1, "callable")
 
 
-def test_exclude_function_with_static_include_miss_reports_static_visible():
+def test_static_include_miss_decides_before_exclude_functions():
+    # The static patterns decided (include without functions misses): no function runs.
     f = ToolFilter.compile(include=["github/*"], exclude=[admins_only])
     d = f.explain(Tool("fs", "read"), {"role": "user"})
-    assert (d.visible, d.step, d.static_visible) == (False, "exclude_callable", False)
+    assert (d.visible, d.step, d.static_visible, d.calls) == (False, "no_include_match", False, ())
     assert d.static_visible == f.static_visible(Tool("fs", "read"))
+    d = f.explain(Tool("github", "read"), {"role": "user"})
+    assert (d.visible, d.step, d.static_visible) == (False, "exclude_callable", True)
 
 
 def test_near_miss_names_the_include_pattern_that_would_match_loosely():

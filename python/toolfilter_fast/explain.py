@@ -433,20 +433,21 @@ class Explainer:
         hit = exclude.static_match(server_id, name, folded[1])
         if hit is not None:
             return decide(False, "static_exclude", False, hit)
+        include_hit = include.static_match(server_id, name, folded[1]) if include.count else None
+        if include.count and include_hit is None and not include.fns:
+            # The static patterns decided: visible calls no function here.
+            return decide(False, "no_include_match", False,
+                          near_miss=self._near_miss(server_id, name, folded[1]))
         for ref, fn in exclude.fns:
             call = _call(ref, fn, tool, ctx)
             calls.append(call)
             if call.matched:
-                # static_visible did not look at this function: it kept the tool
-                # unless the include side alone drops it.
-                kept = (include.count == 0 or bool(include.fns)
-                        or include.static_match(server_id, name, folded[1]) is not None)
-                return decide(False, "exclude_callable", kept, (ref, None))
+                # static_visible did not look at this function: it kept the tool.
+                return decide(False, "exclude_callable", True, (ref, None))
         if include.count == 0:
             return decide(True, "include_empty", True)
-        hit = include.static_match(server_id, name, folded[1])
-        if hit is not None:
-            return decide(True, "static_include", True, hit)
+        if include_hit is not None:
+            return decide(True, "static_include", True, include_hit)
         for ref, fn in include.fns:
             call = _call(ref, fn, tool, ctx)
             calls.append(call)
