@@ -32,6 +32,7 @@ from ._patterns import (
     call_fail_closed,
     parse_options,
 )
+from .filter import _pair
 
 __all__ = ["STEPS", "Call", "Decision", "Explainer", "PatternRef", "describe_pattern", "explain"]
 
@@ -337,19 +338,6 @@ class _Side:
             if hit is not None:
                 return ref, hit
         return string_hit
-
-
-def _pair(tool: Any) -> tuple[str, str]:
-    try:
-        server_id, name = tool.server_id, tool.name
-    except AttributeError:
-        raise TypeError(
-            f"expected a Tool (an object with server_id and name), got {type(tool).__name__}"
-        ) from None
-    for what, value in (("server_id", server_id), ("name", name)):
-        if not isinstance(value, str):
-            raise TypeError(f"{what} must be str, not {type(value).__name__}")
-    return server_id, name
 
 
 def _safe_text(show: Callable[[Any], str], value: Any) -> str:
