@@ -20,6 +20,20 @@ fn main() {
     let started = Instant::now();
     let filter = StaticFilter::compile(&include, &exclude, empty, empty, include.is_empty()).expect("valid patterns");
     println!("compile: {:?}", started.elapsed());
+    // TOOLFILTER_COMPILE_ROUNDS=N: the median of N more compiles (for profiling the build).
+    if let Some(rounds) = std::env::var("TOOLFILTER_COMPILE_ROUNDS").ok().and_then(|r| r.parse::<usize>().ok()) {
+        let mut times: Vec<_> = (0..rounds.max(1))
+            .map(|_| {
+                let started = Instant::now();
+                let again = StaticFilter::compile(&include, &exclude, empty, empty, include.is_empty());
+                assert!(again.is_ok());
+                started.elapsed()
+            })
+            .collect();
+        times.sort();
+        println!("compile median of {}: {:?}", times.len(), times[times.len() / 2]);
+        return;
+    }
     let pairs: Vec<(&[u8], &[u8])> = servers.iter().zip(&names).map(|(s, n)| (s.as_bytes(), n.as_bytes())).collect();
     for threads in [1, 2] {
         let started = Instant::now();
