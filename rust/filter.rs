@@ -86,6 +86,25 @@ impl StaticFilter {
         exclude_regex_servers: &[P],
         include_open: bool,
     ) -> Result<Self, (Side, usize, PatternIssue)> {
+        Self::compile_indexed(
+            include.iter().map(AsRef::as_ref).enumerate(),
+            exclude.iter().map(AsRef::as_ref).enumerate(),
+            include_regex_servers,
+            exclude_regex_servers,
+            include_open,
+        )
+    }
+
+    /// [`compile`](Self::compile) from `(index, pattern)` entries: the string
+    /// patterns of an option that holds other kinds too, each with its place
+    /// in the option (which a compile error reports).
+    pub fn compile_indexed<'a, P: AsRef<[u8]>>(
+        include: impl IntoIterator<Item = (usize, &'a [u8])>,
+        exclude: impl IntoIterator<Item = (usize, &'a [u8])>,
+        include_regex_servers: &[P],
+        exclude_regex_servers: &[P],
+        include_open: bool,
+    ) -> Result<Self, (Side, usize, PatternIssue)> {
         let regex_servers = |globs: &[P], fold: Option<Fold>| {
             let folded: Vec<Vec<u8>> = globs
                 .iter()
@@ -94,8 +113,8 @@ impl StaticFilter {
             SegmentIndex::build(folded.iter().enumerate().map(|(i, g)| (g.as_slice(), i as u32)))
         };
         Ok(StaticFilter {
-            include: RuleSet::compile(include, None).map_err(|(i, e)| (Side::Include, i, e))?,
-            exclude: RuleSet::compile(exclude, Some(Fold::Loose))
+            include: RuleSet::compile_indexed(include, None).map_err(|(i, e)| (Side::Include, i, e))?,
+            exclude: RuleSet::compile_indexed(exclude, Some(Fold::Loose))
                 .map_err(|(i, e)| (Side::Exclude, i, e))?,
             include_regex_servers: regex_servers(include_regex_servers, None),
             exclude_regex_servers: regex_servers(exclude_regex_servers, Some(Fold::Loose)),
@@ -126,12 +145,12 @@ impl StaticFilter {
     /// Decides one tool whose server's plan is known. `server` is raw.
     #[inline]
     fn judge(&self, plan: &ServerPlan, server: &[u8], tool: &[u8], scratch: &mut Scratch) -> u8 {
-        let Scratch { index, tool: tbuf, key, .. } = scratch;
+        let Scratch { index, tool: tbuf, .. } = scratch;
         let mut bits = 0;
         if !self.exclude.is_empty() {
             let folded = fold_with(Some(Fold::Loose), tool, tbuf);
             if self.exclude.any_in_groups(&plan.exclude_groups, folded, index)
-                || self.exclude.exact_match(&plan.folded, folded, key).is_some()
+                || self.exclude.exact_match(&plan.folded, folded).is_some()
             {
                 return flag::EXCLUDED;
             }
@@ -140,7 +159,7 @@ impl StaticFilter {
             bits |= flag::EXCLUDE_REGEX;
         }
         if self.include.any_in_groups(&plan.include_groups, tool, index)
-            || self.include.exact_match(server, tool, key).is_some()
+            || self.include.exact_match(server, tool).is_some()
         {
             bits |= flag::INCLUDED;
         } else if plan.include_regex {
@@ -301,5 +320,21 @@ mod tests {
     fn compile_error_names_the_side() {
         let err = StaticFilter::compile(&["ok"], &["ok", "x/"], &[], &[], false).unwrap_err();
         assert_eq!(err, (Side::Exclude, 1, PatternIssue::EmptyTool));
+    }
+
+    #[test]
+    fn indexed_entries_keep_their_places() {
+        let include: [(usize, &[u8]); 2] = [(1, b"s/a"), (3, b"/x")];
+        let err = StaticFilter::compile_indexed(include, [], &[] as &[&str], &[], false).unwrap_err();
+        assert_eq!(err, (Side::Include, 3, PatternIssue::EmptyServer));
+        let exclude: [(usize, &[u8]); 2] = [(2, b"s/*"), (5, b"s/")];
+        let err = StaticFilter::compile_indexed([(0, &b"ok"[..])], exclude, &[] as &[&str], &[], false).unwrap_err();
+        assert_eq!(err, (Side::Exclude, 5, PatternIssue::EmptyTool));
+        let exclude: [(usize, &[u8]); 2] = [(4, b"S/Dele*"), (7, b"t/u")];
+        let f = StaticFilter::compile_indexed([(2, &b"s/delete_x"[..])], exclude, &[] as &[&str], &[], false).unwrap();
+        assert_eq!(f.exclude().len(), 2);
+        assert_eq!(decide(&f, "s", "delete_x"), Outcome::Hidden);
+        assert_eq!(f.exclude().first_match(b"t", b"u", &mut Scratch::default()), Some(7));
+        assert_eq!(f.include().first_match(b"s", b"delete_x", &mut Scratch::default()), Some(2));
     }
 }

@@ -62,6 +62,40 @@ impl<'a> GlobParts<'a> {
     }
 }
 
+/// What an index needs of a glob to file it, found without allocating: the
+/// prefix and suffix, the longest middle literal and how many there are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GlobShape<'a> {
+    pub prefix: &'a [u8],
+    /// The longest non-empty literal between stars (the last of equal ones).
+    pub longest_middle: &'a [u8],
+    /// How many non-empty literals lie between stars.
+    pub middles: usize,
+    pub suffix: &'a [u8],
+    pub has_star: bool,
+}
+
+impl<'a> GlobShape<'a> {
+    pub fn of(pattern: &'a [u8]) -> Self {
+        let mut stars = memchr::memchr_iter(b'*', pattern);
+        let Some(first) = stars.next() else {
+            return GlobShape { prefix: pattern, longest_middle: b"", middles: 0, suffix: b"", has_star: false };
+        };
+        let (mut start, mut longest_middle, mut middles) = (first + 1, &b""[..], 0);
+        for star in stars {
+            let piece = &pattern[start..star];
+            if !piece.is_empty() {
+                middles += 1;
+                if piece.len() >= longest_middle.len() {
+                    longest_middle = piece;
+                }
+            }
+            start = star + 1;
+        }
+        GlobShape { prefix: &pattern[..first], longest_middle, middles, suffix: &pattern[start..], has_star: true }
+    }
+}
+
 impl SegmentGlob {
     pub fn new(pattern: &[u8]) -> Self {
         let parts = GlobParts::split(pattern);
@@ -145,6 +179,20 @@ mod tests {
             #[test]
             fn $name() { assert_eq!(glob_match($pattern.as_ref(), $input.as_ref()), $want); }
         )*};
+    }
+
+    #[test]
+    fn shape_agrees_with_parts() {
+        for glob in ["", "abc", "*", "***", "a*", "*a", "a*b", "*ab*", "a**b*cc*dd*e", "*x*yy*x*", "a*b*", "**a**"] {
+            let parts = GlobParts::split(glob.as_bytes());
+            let shape = GlobShape::of(glob.as_bytes());
+            let longest = parts.middles.iter().copied().max_by_key(|m| m.len()).unwrap_or_default();
+            assert_eq!(
+                (shape.prefix, shape.suffix, shape.has_star, shape.middles, shape.longest_middle),
+                (parts.prefix, parts.suffix, parts.has_star, parts.middles.len(), longest),
+                "{glob}"
+            );
+        }
     }
 
     globs! {

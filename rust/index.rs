@@ -16,32 +16,33 @@
 //! (linear) only after its key hit. No glob sits in a list that every query
 //! walks, except the `*` globs, which answer at once.
 
-use std::borrow::Cow;
 use std::ops::ControlFlow;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
-use rustc_hash::FxHashMap;
 
-use crate::glob::{GlobParts, SegmentGlob};
+use crate::glob::{GlobShape, SegmentGlob};
 use crate::trie::ByteTrie;
 
-/// A glob found through a key; `verify` holds the full glob when the key alone
-/// does not decide.
-#[derive(Clone, Debug)]
+/// [`Candidate::verify`] of a glob that its key alone decides.
+const NO_VERIFY: u32 = u32::MAX;
+
+/// A glob found through a key; `verify` is the slot in the index's `verify`
+/// list of the full glob when the key alone does not decide.
+#[derive(Clone, Copy, Debug)]
 struct Candidate {
     id: u32,
-    verify: Option<SegmentGlob>,
+    verify: u32,
 }
 
 impl Candidate {
     #[inline]
-    fn accepts(&self, s: &[u8]) -> bool {
-        self.verify.as_ref().is_none_or(|g| g.is_match(s))
+    fn accepts(self, s: &[u8], verify: &[SegmentGlob]) -> bool {
+        self.verify == NO_VERIFY || verify[self.verify as usize].is_match(s)
     }
 }
 
 /// What a trie node holds for one glob.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Entry {
     /// A literal glob: matches only when its key is the whole string.
     Exact(u32),
@@ -51,15 +52,15 @@ enum Entry {
 
 /// Visits the entries of a trie walk that match `s`.
 #[inline]
-fn visit_entries<F>(entries: &[Entry], whole: bool, s: &[u8], f: &mut F) -> ControlFlow<()>
+fn visit_entries<F>(entries: &[Entry], whole: bool, s: &[u8], verify: &[SegmentGlob], f: &mut F) -> ControlFlow<()>
 where
     F: FnMut(u32) -> ControlFlow<()>,
 {
     for entry in entries {
-        match entry {
-            Entry::Exact(id) if whole => f(*id)?,
+        match *entry {
+            Entry::Exact(id) if whole => f(id)?,
             Entry::Exact(_) => {}
-            Entry::Anchored(c) if c.accepts(s) => f(c.id)?,
+            Entry::Anchored(c) if c.accepts(s, verify) => f(c.id)?,
             Entry::Anchored(_) => {}
         }
     }
@@ -67,38 +68,46 @@ where
 }
 
 /// Globs without a prefix or suffix, found by one scan for all their infixes.
+/// The candidates of key `k` are `candidates[starts[k]..starts[k + 1]]`.
 #[derive(Clone, Debug)]
 struct InfixSet {
     automaton: AhoCorasick,
-    candidates: Vec<Vec<Candidate>>,
+    starts: Vec<u32>,
+    candidates: Vec<Candidate>,
 }
 
 impl InfixSet {
-    fn build(entries: Vec<(Vec<u8>, Candidate)>) -> Option<Self> {
+    fn build(mut entries: Vec<(&[u8], Candidate)>) -> Option<Self> {
         if entries.is_empty() {
             return None;
         }
-        let mut keys: Vec<Vec<u8>> = Vec::new();
-        let mut slot: FxHashMap<Vec<u8>, usize> = FxHashMap::default();
-        let mut candidates: Vec<Vec<Candidate>> = Vec::new();
+        // Sorted, equal keys are neighbours: one automaton pattern each.
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut keys: Vec<&[u8]> = Vec::new();
+        let mut starts = Vec::new();
+        let mut candidates = Vec::with_capacity(entries.len());
         for (key, candidate) in entries {
-            let at = *slot.entry(key.clone()).or_insert_with(|| {
+            if keys.last() != Some(&key) {
                 keys.push(key);
-                candidates.push(Vec::new());
-                candidates.len() - 1
-            });
-            candidates[at].push(candidate);
+                starts.push(candidates.len() as u32);
+            }
+            candidates.push(candidate);
         }
+        starts.push(candidates.len() as u32);
         let automaton = AhoCorasickBuilder::new()
             .match_kind(MatchKind::Standard)
             .kind(Some(automaton_kind(&keys)))
             .build(&keys)
             .expect("infix literals are plain bytes and always build");
-        Some(InfixSet { automaton, candidates })
+        Some(InfixSet { automaton, starts, candidates })
+    }
+
+    fn keys(&self) -> usize {
+        self.starts.len() - 1
     }
 
     #[inline]
-    fn for_each<F>(&self, s: &[u8], seen: &mut SeenKeys, f: &mut F) -> ControlFlow<()>
+    fn for_each<F>(&self, s: &[u8], verify: &[SegmentGlob], seen: &mut SeenKeys, f: &mut F) -> ControlFlow<()>
     where
         F: FnMut(u32) -> ControlFlow<()>,
     {
@@ -107,15 +116,15 @@ impl InfixSet {
         let mut started = false;
         for m in self.automaton.find_overlapping_iter(s) {
             if !started {
-                seen.start(self.candidates.len());
+                seen.start(self.keys());
                 started = true;
             }
             let key = m.pattern().as_usize();
             if !seen.insert(key) {
                 continue;
             }
-            for c in &self.candidates[key] {
-                if c.accepts(s) {
+            for &c in &self.candidates[self.starts[key] as usize..self.starts[key + 1] as usize] {
+                if c.accepts(s, verify) {
                     f(c.id)?;
                 }
             }
@@ -134,8 +143,8 @@ const DFA_MAX_KEY_BYTES: usize = 1024;
 /// The crate's own limit on patterns for a DFA.
 const DFA_MAX_KEYS: usize = 100;
 
-fn automaton_kind(keys: &[Vec<u8>]) -> AhoCorasickKind {
-    let bytes: usize = keys.iter().map(Vec::len).sum();
+fn automaton_kind(keys: &[&[u8]]) -> AhoCorasickKind {
+    let bytes: usize = keys.iter().map(|k| k.len()).sum();
     if keys.len() <= DFA_MAX_KEYS && bytes <= DFA_MAX_KEY_BYTES {
         AhoCorasickKind::DFA
     } else {
@@ -182,6 +191,8 @@ pub struct SegmentIndex {
     /// Suffix-anchored globs (no prefix), keys reversed, walked backwards.
     backward: ByteTrie<Entry>,
     infix: Option<InfixSet>,
+    /// The full globs that candidates verify after a key hit.
+    verify: Vec<SegmentGlob>,
 }
 
 /// Reusable per-thread buffers for queries.
@@ -196,37 +207,45 @@ impl SegmentIndex {
         I: IntoIterator<Item = (&'a [u8], u32)>,
     {
         let mut index = SegmentIndex::default();
-        let (mut forward, mut backward, mut infixes) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut forward, mut infixes) = (Vec::new(), Vec::new());
+        // Reversed suffixes go into one buffer; `backward` holds their ranges.
+        let (mut reversed, mut backward) = (Vec::new(), Vec::new());
         for (pattern, id) in globs {
-            let parts = GlobParts::split(pattern);
-            if !parts.has_star {
-                forward.push((Cow::Borrowed(pattern), Entry::Exact(id)));
+            let shape = GlobShape::of(pattern);
+            if !shape.has_star {
+                forward.push((pattern, Entry::Exact(id)));
                 continue;
             }
-            let simple = parts.middles.is_empty();
-            let candidate = |needs_verify: bool| Candidate {
+            let simple = shape.middles == 0;
+            let mut candidate = |needs_verify: bool| Candidate {
                 id,
-                verify: needs_verify.then(|| SegmentGlob::new(pattern)),
+                verify: if needs_verify {
+                    index.verify.push(SegmentGlob::new(pattern));
+                    (index.verify.len() - 1) as u32
+                } else {
+                    NO_VERIFY
+                },
             };
             // Key a glob by its longest literal, the most selective one; only
             // a hit on that key leads to the (linear) verification.
-            let longest_middle = parts.middles.iter().copied().max_by_key(|m| m.len()).unwrap_or_default();
-            let key_len = parts.prefix.len().max(parts.suffix.len()).max(longest_middle.len());
+            let key_len = shape.prefix.len().max(shape.suffix.len()).max(shape.longest_middle.len());
             if key_len == 0 {
                 index.any.push(id);
-            } else if parts.prefix.len() == key_len {
-                let c = candidate(!(simple && parts.suffix.is_empty()));
-                forward.push((Cow::Borrowed(parts.prefix), Entry::Anchored(c)));
-            } else if parts.suffix.len() == key_len {
-                let reversed: Vec<u8> = parts.suffix.iter().rev().copied().collect();
-                backward.push((reversed, Entry::Anchored(candidate(!(simple && parts.prefix.is_empty())))));
+            } else if shape.prefix.len() == key_len {
+                let c = candidate(!(simple && shape.suffix.is_empty()));
+                forward.push((shape.prefix, Entry::Anchored(c)));
+            } else if shape.suffix.len() == key_len {
+                let c = candidate(!(simple && shape.prefix.is_empty()));
+                let from = reversed.len();
+                reversed.extend(shape.suffix.iter().rev());
+                backward.push((from..reversed.len(), Entry::Anchored(c)));
             } else {
-                let only_infix = parts.prefix.is_empty() && parts.suffix.is_empty() && parts.middles.len() == 1;
-                infixes.push((longest_middle.to_vec(), candidate(!only_infix)));
+                let only_infix = shape.prefix.is_empty() && shape.suffix.is_empty() && shape.middles == 1;
+                infixes.push((shape.longest_middle, candidate(!only_infix)));
             }
         }
         index.forward = ByteTrie::build(forward);
-        index.backward = ByteTrie::build(backward);
+        index.backward = ByteTrie::build(backward.into_iter().map(|(range, entry)| (&reversed[range], entry)));
         index.infix = InfixSet::build(infixes);
         index
     }
@@ -245,10 +264,11 @@ impl SegmentIndex {
         for &id in &self.any {
             f(id)?;
         }
-        self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, f))?;
-        self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, f))?;
+        let verify = &self.verify[..];
+        self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, verify, f))?;
+        self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, verify, f))?;
         if let Some(infix) = &self.infix {
-            infix.for_each(s, &mut scratch.seen, f)?;
+            infix.for_each(s, verify, &mut scratch.seen, f)?;
         }
         ControlFlow::Continue(())
     }

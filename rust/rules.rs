@@ -5,14 +5,12 @@
 //! as two segments, never as a joined string, so server `a_b` + tool `c` and
 //! server `a` + tool `b_c` cannot be confused.
 
-use std::borrow::Cow;
 use std::ops::ControlFlow;
-
-use rustc_hash::FxHashMap;
 
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
 use crate::index::{Scratch as IndexScratch, SegmentIndex};
+use crate::pairs::PairTable;
 
 /// Why a string pattern was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +95,6 @@ pub struct Scratch {
     pub(crate) server: Vec<u8>,
     pub(crate) tool: Vec<u8>,
     pub(crate) groups: Vec<u32>,
-    pub(crate) key: Vec<u8>,
 }
 
 /// The folded (or raw) form of `input` for a set with `fold`, using `buf`.
@@ -115,30 +112,50 @@ pub fn fold_with<'a>(fold: Option<Fold>, input: &'a [u8], buf: &'a mut Vec<u8>) 
 /// An ordered set of `server/tool` rules, matched exactly or under a fold.
 ///
 /// Rules whose two segments are both literal (the bulk of real lists) sit in
-/// one hash map keyed by the pair. The others are grouped by their server glob:
+/// one table keyed by the pair. The others are grouped by their server glob:
 /// one index over the distinct server globs finds the groups that apply to a
 /// server (a literal server is one trie walk), and each group holds an index
 /// over its rules' tool globs. A batch resolves the groups once per distinct
 /// server.
 #[derive(Clone, Debug)]
 pub struct RuleSet {
-    /// `server ++ [PAIR_SEPARATOR] ++ tool` to the first rule with that pair.
-    exact: FxHashMap<Box<[u8]>, u32>,
+    /// Each literal `(server, tool)` pair with the first rule that wrote it.
+    exact: PairTable,
     servers: SegmentIndex,
     groups: Vec<SegmentIndex>,
     len: usize,
     fold: Option<Fold>,
 }
 
-/// 0xFF never occurs in generalized UTF-8, so joining a pair with it is injective.
-const PAIR_SEPARATOR: u8 = 0xFF;
+/// A pattern segment while a set compiles: the input's own bytes, or a range
+/// of the buffer that holds the folded segments (one buffer for them all).
+enum Segment<'a> {
+    Input(&'a [u8]),
+    Folded(std::ops::Range<usize>),
+}
 
-fn pair_key<'a>(server: &[u8], tool: &[u8], buf: &'a mut Vec<u8>) -> &'a [u8] {
-    buf.clear();
-    buf.extend_from_slice(server);
-    buf.push(PAIR_SEPARATOR);
-    buf.extend_from_slice(tool);
-    buf
+impl<'a> Segment<'a> {
+    fn of(glob: &'a [u8], fold: Option<Fold>, folded: &mut Vec<u8>, buf: &mut Vec<u8>) -> Self {
+        match fold {
+            Some(f) if !f.is_ascii_fixed_point(glob) => {
+                f.apply_into(glob, buf);
+                let start = folded.len();
+                folded.extend_from_slice(buf);
+                Segment::Folded(start..folded.len())
+            }
+            _ => Segment::Input(glob),
+        }
+    }
+
+    fn bytes<'b>(&self, folded: &'b [u8]) -> &'b [u8]
+    where
+        'a: 'b,
+    {
+        match self {
+            Segment::Input(b) => b,
+            Segment::Folded(range) => &folded[range.clone()],
+        }
+    }
 }
 
 impl RuleSet {
@@ -147,39 +164,46 @@ impl RuleSet {
         patterns: &[P],
         fold: Option<Fold>,
     ) -> Result<Self, (usize, PatternIssue)> {
-        let mut exact: FxHashMap<Box<[u8]>, u32> =
-            FxHashMap::with_capacity_and_hasher(patterns.len(), Default::default());
-        let mut server_slot: FxHashMap<Cow<'_, [u8]>, u32> = FxHashMap::default();
-        let mut server_globs: Vec<Cow<'_, [u8]>> = Vec::new();
-        let mut tool_globs: Vec<Vec<(Cow<'_, [u8]>, u32)>> = Vec::new();
-        let mut buf = Vec::new();
-        for (index, pattern) in patterns.iter().enumerate() {
-            let (server, tool) = split_pattern(pattern.as_ref()).map_err(|e| (index, e))?;
-            let server = fold_pattern(server, fold);
-            let tool = fold_pattern(tool, fold);
-            if !server.contains(&b'*') && !tool.contains(&b'*') {
-                exact.entry(pair_key(&server, &tool, &mut buf).into()).or_insert(index as u32);
-                continue;
-            }
-            let group = match server_slot.get(&server) {
-                Some(&g) => g,
-                None => {
-                    server_globs.push(server.clone());
-                    tool_globs.push(Vec::new());
-                    let g = (server_globs.len() - 1) as u32;
-                    server_slot.insert(server, g);
-                    g
-                }
-            };
-            tool_globs[group as usize].push((tool, index as u32));
+        Self::compile_indexed(patterns.iter().map(AsRef::as_ref).enumerate(), fold)
+    }
+
+    /// Compiles `(index, pattern)` entries, the indices being the patterns'
+    /// places in what the caller was given (and the ids `first_match`
+    /// answers); on error returns the index of the first bad one.
+    pub fn compile_indexed<'a>(
+        patterns: impl IntoIterator<Item = (usize, &'a [u8])>,
+        fold: Option<Fold>,
+    ) -> Result<Self, (usize, PatternIssue)> {
+        let patterns = patterns.into_iter();
+        let mut split: Vec<(Segment<'a>, Segment<'a>, u32)> = Vec::with_capacity(patterns.size_hint().0);
+        let (mut folded, mut buf) = (Vec::new(), Vec::new());
+        for (index, pattern) in patterns {
+            let (server, tool) = split_pattern(pattern).map_err(|e| (index, e))?;
+            let server = Segment::of(server, fold, &mut folded, &mut buf);
+            let tool = Segment::of(tool, fold, &mut folded, &mut buf);
+            split.push((server, tool, index as u32));
         }
-        let servers =
-            SegmentIndex::build(server_globs.iter().enumerate().map(|(g, s)| (s.as_ref(), g as u32)));
-        let groups = tool_globs
-            .iter()
-            .map(|globs| SegmentIndex::build(globs.iter().map(|(t, id)| (t.as_ref(), *id))))
-            .collect();
-        Ok(RuleSet { exact, servers, groups, len: patterns.len(), fold })
+        let len = split.len();
+        let mut exact = PairTable::with_capacity(len);
+        let mut globs: Vec<(&[u8], &[u8], u32)> = Vec::new();
+        for (server, tool, id) in &split {
+            let (server, tool) = (server.bytes(&folded), tool.bytes(&folded));
+            if memchr::memchr(b'*', server).is_none() && memchr::memchr(b'*', tool).is_none() {
+                exact.insert(server, tool, *id);
+            } else {
+                globs.push((server, tool, *id));
+            }
+        }
+        // The globs of one server glob are neighbours once sorted: a group each.
+        globs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut server_globs: Vec<&[u8]> = Vec::new();
+        let mut groups = Vec::new();
+        for run in globs.chunk_by(|a, b| a.0 == b.0) {
+            server_globs.push(run[0].0);
+            groups.push(SegmentIndex::build(run.iter().map(|&(_, tool, id)| (tool, id))));
+        }
+        let servers = SegmentIndex::build(server_globs.iter().enumerate().map(|(g, s)| (*s, g as u32)));
+        Ok(RuleSet { exact, servers, groups, len, fold })
     }
 
     pub fn len(&self) -> usize {
@@ -205,11 +229,8 @@ impl RuleSet {
 
     /// The first rule with exactly this (folded) pair, if any.
     #[inline]
-    pub fn exact_match(&self, server: &[u8], tool: &[u8], buf: &mut Vec<u8>) -> Option<u32> {
-        if self.exact.is_empty() {
-            return None;
-        }
-        self.exact.get(pair_key(server, tool, buf)).copied()
+    pub fn exact_match(&self, server: &[u8], tool: &[u8]) -> Option<u32> {
+        self.exact.get(server, tool)
     }
 
     /// Whether a rule of `groups` matches `tool` (already folded).
@@ -223,11 +244,11 @@ impl RuleSet {
         if self.len == 0 {
             return None;
         }
-        let Scratch { index, server: sbuf, tool: tbuf, groups, key } = scratch;
+        let Scratch { index, server: sbuf, tool: tbuf, groups } = scratch;
         let server = fold_with(self.fold, server, sbuf);
         let tool = fold_with(self.fold, tool, tbuf);
         self.server_groups(server, index, groups);
-        let exact = self.exact_match(server, tool, key);
+        let exact = self.exact_match(server, tool);
         let grouped = groups.iter().filter_map(|&g| self.groups[g as usize].min_match(tool, index)).min();
         exact.into_iter().chain(grouped).min().map(|i| i as usize)
     }
@@ -236,21 +257,14 @@ impl RuleSet {
         if self.len == 0 {
             return false;
         }
-        let Scratch { index, server: sbuf, tool: tbuf, groups, key } = scratch;
+        let Scratch { index, server: sbuf, tool: tbuf, groups } = scratch;
         let server = fold_with(self.fold, server, sbuf);
         let tool = fold_with(self.fold, tool, tbuf);
-        if self.exact_match(server, tool, key).is_some() {
+        if self.exact_match(server, tool).is_some() {
             return true;
         }
         self.server_groups(server, index, groups);
         self.any_in_groups(groups, tool, index)
-    }
-}
-
-fn fold_pattern(glob: &[u8], fold: Option<Fold>) -> Cow<'_, [u8]> {
-    match fold {
-        Some(f) if !f.is_ascii_fixed_point(glob) => Cow::Owned(f.apply(glob)),
-        _ => Cow::Borrowed(glob),
     }
 }
 

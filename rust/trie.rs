@@ -6,21 +6,25 @@
 //! the name. The walk touches one node per byte of the longest matching prefix
 //! and stops at the first byte no key continues with.
 
-/// A node: its outgoing edges are `edges[first..first + count]`, sorted by byte.
+/// A node: its outgoing edges are `edges[first..first + count]`, sorted by byte;
+/// the payloads of the keys ending here are `payloads[ends..ends_end]`.
 #[derive(Clone, Debug, Default)]
 struct Node {
     first: u32,
     count: u32,
-    /// Slot in `payloads` of the keys ending here, if any.
-    ends: Option<u32>,
+    ends: u32,
+    ends_end: u32,
 }
 
 /// A frozen trie over byte keys with a payload list per key.
+///
+/// The payloads of all keys sit in one array in key order, so equal keys
+/// share a run of it and a node holds a range, not a list of its own.
 #[derive(Clone, Debug)]
 pub struct ByteTrie<T> {
     nodes: Vec<Node>,
     edges: Vec<(u8, u32)>,
-    payloads: Vec<Vec<T>>,
+    payloads: Vec<T>,
 }
 
 impl<T> Default for ByteTrie<T> {
@@ -33,52 +37,53 @@ impl<T> ByteTrie<T> {
     /// Builds a trie from `(key, payload)` pairs; equal keys share a list.
     ///
     /// The entries are sorted once and the nodes laid out breadth-first from
-    /// the sorted runs, so a build allocates its output arrays and nothing per
-    /// node.
+    /// the sorted runs (node `i` is the `i`-th one created, so the nodes array
+    /// is its own queue): a build allocates its output arrays and nothing per
+    /// node or key.
     pub fn build<K: AsRef<[u8]>>(entries: impl IntoIterator<Item = (K, T)>) -> Self {
         let mut entries: Vec<(K, T)> = entries.into_iter().collect();
         if entries.is_empty() {
-            return ByteTrie { nodes: Vec::new(), edges: Vec::new(), payloads: Vec::new() };
+            return ByteTrie::default();
         }
         entries.sort_unstable_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
-        let mut slots: Vec<Option<T>> = entries.iter_mut().map(|_| None).collect();
-        let keys: Vec<K> = entries
-            .into_iter()
-            .enumerate()
-            .map(|(i, (key, payload))| {
-                slots[i] = Some(payload);
-                key
-            })
-            .collect();
-        let mut trie = ByteTrie { nodes: vec![Node::default()], edges: Vec::new(), payloads: Vec::new() };
-        // Each queue item: a node, its depth, and the sorted key range below it.
-        let mut queue = std::collections::VecDeque::from([(0usize, 0usize, 0usize, keys.len())]);
-        while let Some((node, depth, mut lo, hi)) = queue.pop_front() {
+        let (keys, payloads): (Vec<K>, Vec<T>) = entries.into_iter().unzip();
+        let mut nodes = vec![Node::default()];
+        // The sorted key range below each node, and its depth.
+        let mut ranges: Vec<(u32, u32, u32)> = vec![(0, keys.len() as u32, 0)];
+        let mut edges = Vec::new();
+        let mut at = 0;
+        while at < nodes.len() {
+            let (lo, hi, depth) = ranges[at];
+            let (mut lo, hi, depth) = (lo as usize, hi as usize, depth as usize);
             // Keys that end at this depth come first in sorted order.
             let ends_from = lo;
             while lo < hi && keys[lo].as_ref().len() == depth {
                 lo += 1;
             }
-            if lo > ends_from {
-                trie.payloads.push(slots[ends_from..lo].iter_mut().filter_map(Option::take).collect());
-                trie.nodes[node].ends = Some((trie.payloads.len() - 1) as u32);
-            }
-            trie.nodes[node].first = trie.edges.len() as u32;
+            nodes[at].ends = ends_from as u32;
+            nodes[at].ends_end = lo as u32;
+            nodes[at].first = edges.len() as u32;
             while lo < hi {
                 let byte = keys[lo].as_ref()[depth];
-                let mut run_end = lo;
+                let mut run_end = lo + 1;
                 while run_end < hi && keys[run_end].as_ref()[depth] == byte {
                     run_end += 1;
                 }
-                trie.nodes.push(Node::default());
-                let child = trie.nodes.len() - 1;
-                trie.edges.push((byte, child as u32));
-                trie.nodes[node].count += 1;
-                queue.push_back((child, depth + 1, lo, run_end));
+                edges.push((byte, nodes.len() as u32));
+                nodes.push(Node::default());
+                ranges.push((lo as u32, run_end as u32, depth as u32 + 1));
+                nodes[at].count += 1;
                 lo = run_end;
             }
+            at += 1;
         }
-        trie
+        ByteTrie { nodes, edges, payloads }
+    }
+
+    /// The payloads of the keys ending at `node`, if any.
+    #[inline]
+    fn ends(&self, node: &Node) -> Option<&[T]> {
+        (node.ends < node.ends_end).then(|| &self.payloads[node.ends as usize..node.ends_end as usize])
     }
 
     pub fn is_empty(&self) -> bool {
@@ -110,16 +115,16 @@ impl<T> ByteTrie<T> {
             return std::ops::ControlFlow::Continue(());
         };
         for b in bytes {
-            if let Some(slot) = node.ends {
-                visit(&self.payloads[slot as usize], false)?;
+            if let Some(payloads) = self.ends(node) {
+                visit(payloads, false)?;
             }
             match self.child(node, b) {
                 Some(next) => node = &self.nodes[next as usize],
                 None => return std::ops::ControlFlow::Continue(()),
             }
         }
-        match node.ends {
-            Some(slot) => visit(&self.payloads[slot as usize], true),
+        match self.ends(node) {
+            Some(payloads) => visit(payloads, true),
             None => std::ops::ControlFlow::Continue(()),
         }
     }
@@ -134,6 +139,9 @@ mod tests {
         let trie = ByteTrie::build(keys.iter().enumerate().map(|(i, k)| (k.as_bytes().to_vec(), i as u32)));
         let mut got = Vec::new();
         let _ = trie.walk(s.bytes(), |ids, whole| {
+            // Equal keys share one run of payloads, in no particular order.
+            let mut ids = ids.to_vec();
+            ids.sort_unstable();
             got.extend(ids.iter().map(|&i| (i, whole)));
             ControlFlow::Continue(())
         });
@@ -154,6 +162,9 @@ mod tests {
         empty_key_whole_on_empty: [""], "" => [(0, true)];
         longer_key_misses: ["abcd"], "abc" => [];
         shared_key: ["ab", "ab"], "abx" => [(0, false), (1, false)];
+        shared_keys_interleaved: ["b", "a", "b", "ab", "a", "ab"], "ab" => [(1, false), (4, false), (3, true), (5, true)];
+        shared_keys_other_branch: ["b", "a", "b", "ab"], "b" => [(0, true), (2, true)];
+        shared_empty_keys: ["", "a", ""], "a" => [(0, false), (2, false), (1, true)];
         many_children_binary_search: ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "jx"], "jx" => [(9, false), (10, true)];
     }
 }
