@@ -345,6 +345,50 @@ def test_compile_error_names_option_index_entry(impl):
     assert (err.option, err.index, err.entry) == ("include", 1, "a:b/x")
 
 
+def _keep(tool, ctx):
+    return True
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "options, where",
+    [
+        # A string pattern's index is its place among every kind of entry.
+        ({"include": [_keep, ("s", re.compile("x")), "ok", "/x"]}, ("include", 3, "/x")),
+        ({"exclude": [("s", re.compile("x")), _keep, "x/"]}, ("exclude", 2, "x/")),
+        # A str subclass is a string pattern; the entry is the object as written.
+        ({"include": [_keep, _Text("a:b/x")]}, ("include", 1, _Text("a:b/x"))),
+        # Entries that are no string pattern are judged before any string pattern,
+        # include before exclude; then include's strings, then exclude's.
+        ({"include": ["/x", 3], "exclude": [None]}, ("include", 1, 3)),
+        ({"include": ["/x"], "exclude": ["ok", None]}, ("exclude", 1, None)),
+        ({"include": ["ok", "/x"], "exclude": ["x/"]}, ("include", 1, "/x")),
+        ({"include": [_keep, "ok"], "exclude": ["ok", _keep, "x/"]}, ("exclude", 2, "x/")),
+    ],
+)
+def test_compile_error_place_among_kinds(impl, options, where):
+    with pytest.raises(PatternError) as info:
+        impl.compile(**options)
+    err = info.value
+    assert (err.option, err.index, err.entry) == where
+    assert type(err.entry) is type(where[2])
+
+
+def test_string_places_among_kinds_match(impl):
+    f = impl.compile(
+        include=[_keep, "a/x", ("b", re.compile("^y$")), _Text("c/*")],
+        exclude=[_keep, "a/X-*", ("c", re.compile("^no")), "c/zz"],
+    )
+    assert f.static_visible(Tool("a", "x"))
+    assert not f.static_visible(Tool("a", "x_1"))  # excluded loosely by a/X-*
+    assert f.static_visible(Tool("c", "anything"))
+    assert not f.static_visible(Tool("c", "ZZ"))
+    assert not f.static_visible(Tool("c", "nope"))
+
+
 def test_coroutine_callable_object_rejected(impl):
     class Checker:
         async def __call__(self, tool, ctx):

@@ -15,6 +15,8 @@ def glob_match(pattern: str, s: str) -> bool:
     """Anchored segment-glob match; only ``*`` is special."""
 
 def server_glob_problem(server_glob: str) -> str | None: ...
+def non_str_positions(entries: tuple[object, ...]) -> list[int]:
+    """The places of the entries that are not ``str`` (subclasses count as ``str``)."""
 
 class RuleSet:
     """Compiled ``server/tool`` string patterns; ValueError((index, reason)) on a bad one."""
@@ -29,10 +31,14 @@ class SegmentGlob:
     def is_match(self, s: str) -> bool: ...
 
 class StaticFilter:
-    """The static part of a ToolFilter; ValueError((option, index, reason)) on a bad pattern."""
+    """The static part of a ToolFilter; ValueError((option, index, reason)) on a bad pattern.
+
+    ``include``/``exclude`` are the options as written: their ``str`` entries are
+    compiled, the others skipped; ``index`` is a place in the option.
+    """
 
     def __init__(
-        self, include: Sequence[str], exclude: Sequence[str],
+        self, include: tuple[object, ...], exclude: tuple[object, ...],
         include_regex_servers: Sequence[str], exclude_regex_servers: Sequence[str],
         include_open: bool,
     ) -> None: ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -25,8 +25,9 @@ __all__ = [
     "StringPattern",
     "call_fail_closed",
     "check_option_names",
+    "option_entries",
+    "parse_entries",
     "parse_options",
-    "split_option",
 ]
 
 OPTIONS = ("include", "exclude")
@@ -154,27 +155,20 @@ def check_option_names(options: Mapping[str, Any]) -> None:
             )
 
 
-def split_option(option: str, value: Any) -> tuple[list[str], list[int], list[Parsed]]:
-    """``parse_option`` for compiling at scale: the string patterns come back as
-    two plain lists (text, index) without a wrapper object each; every other
-    entry is classified (and checked) as ``parse_option`` does."""
+def option_entries(option: str, value: Any) -> tuple[Any, ...]:
+    """The entries of one option, as a tuple (a snapshot of a list); the same
+    PatternError as ``parse_option`` when ``value`` is no list or tuple."""
     if not isinstance(value, (list, tuple)):
         parse_option(option, value)  # raises the same error
-    strings: list[str] = []
-    indices: list[int] = []
-    others: list[Parsed] = []
-    for index, entry in enumerate(value):
-        if type(entry) is str:
-            strings.append(entry)
-            indices.append(index)
-            continue
-        parsed = _parse_entry(option, index, entry)
-        if isinstance(parsed, StringPattern):  # a str subclass
-            strings.append(parsed.text)
-            indices.append(index)
-        else:
-            others.append(parsed)
-    return strings, indices, others
+    return tuple(value)
+
+
+def parse_entries(option: str, entries: tuple[Any, ...], positions: Iterable[int]) -> list[Parsed]:
+    """Classifies (and checks) ``entries[i]`` for each ``i`` of ``positions``,
+    in order, as ``parse_option`` does: for compiling at scale, where the
+    string entries (all but a few) are left to the core and only the
+    positions of the others come here."""
+    return [_parse_entry(option, index, entries[index]) for index in positions]
 
 
 def parse_options(options: Mapping[str, Any]) -> dict[str, list[Parsed]]:

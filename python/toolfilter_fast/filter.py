@@ -12,7 +12,8 @@ from ._patterns import (
     RegexPattern,
     call_fail_closed,
     check_option_names,
-    split_option,
+    option_entries,
+    parse_entries,
 )
 from ._tool import Tool
 
@@ -25,15 +26,19 @@ _HIDDEN, _VISIBLE, _UNDECIDED = 0, 1, 2
 
 class _Side:
     """One option: its string patterns go to the core; regexes and functions
-    stay here."""
+    stay here.
 
-    __slots__ = ("fns", "loose", "regex_servers", "regexes", "sources", "string_indices",
-                 "strings")
+    The entries are not looped over in Python: the core reports where the
+    non-``str`` entries are (few, usually), only those are classified here,
+    and the core takes ``sources`` itself, compiling every ``str`` in it.
+    """
+
+    __slots__ = ("fns", "loose", "regex_servers", "regexes", "sources")
 
     def __init__(self, option: str, value: Any) -> None:
         self.loose = option == "exclude"
-        self.strings, self.string_indices, others = split_option(option, value)
-        self.sources = tuple(value)
+        self.sources = option_entries(option, value)
+        others = parse_entries(option, self.sources, _core.non_str_positions(self.sources))
         regexes = [p for p in others if isinstance(p, RegexPattern)]
         self.regex_servers = [p.server_glob for p in regexes]
         self.regexes = tuple(
@@ -57,13 +62,12 @@ class _Side:
 def _compile_static(include: _Side, exclude: _Side, include_open: bool) -> Any:
     try:
         return _core.StaticFilter(
-            include.strings, exclude.strings, include.regex_servers, exclude.regex_servers,
+            include.sources, exclude.sources, include.regex_servers, exclude.regex_servers,
             include_open,
         )
     except ValueError as err:
-        option, position, reason = err.args
+        option, index, reason = err.args
         side = include if option == "include" else exclude
-        index = side.string_indices[position]
         entry = side.sources[index]
         raise PatternError(
             f"{option}[{index}]: {reason}: {entry!r}", option=option, index=index, entry=entry,

@@ -77,6 +77,14 @@ fn server_glob_problem(server_glob: &Bound<'_, PyAny>) -> PyResult<Option<&'stat
     Ok(rules::check_server_glob(&str_bytes(server_glob, "server_glob")?).err().map(|e| e.message()))
 }
 
+/// The places of the entries of `entries` that are not `str` (subclasses
+/// count as `str`): what is left for Python to classify when most entries are
+/// string patterns.
+#[pyfunction]
+fn non_str_positions(entries: &Bound<'_, PyTuple>) -> Vec<usize> {
+    entries.iter().enumerate().filter(|(_, e)| !e.is_instance_of::<PyString>()).map(|(i, _)| i).collect()
+}
+
 /// A compiled set of `server/tool` string patterns.
 #[pyclass(module = "toolfilter_fast._core", name = "RuleSet", frozen)]
 struct PyRuleSet {
@@ -374,11 +382,15 @@ struct PyStaticFilter {
 
 #[pymethods]
 impl PyStaticFilter {
-    /// Raises ValueError((option, index, reason)) for the first refused pattern.
+    /// `include` and `exclude` are the options' entries as written: every
+    /// `str` among them (a subclass too, by its value: no Python code runs) is
+    /// a string pattern, and every other entry is skipped (the caller judges
+    /// regexes and functions). Raises ValueError((option, index, reason)) for
+    /// the first refused pattern, `index` being its place in the option.
     #[new]
     fn new(
-        include: Vec<Bound<'_, PyAny>>,
-        exclude: Vec<Bound<'_, PyAny>>,
+        include: &Bound<'_, PyTuple>,
+        exclude: &Bound<'_, PyTuple>,
         include_regex_servers: Vec<Bound<'_, PyAny>>,
         exclude_regex_servers: Vec<Bound<'_, PyAny>>,
         include_open: bool,
@@ -386,9 +398,20 @@ impl PyStaticFilter {
         fn strings<'a>(list: &'a [Bound<'_, PyAny>], what: &str) -> PyResult<Vec<Cow<'a, [u8]>>> {
             list.iter().enumerate().map(|(i, p)| string_bytes(as_str(p, || format!("{what}[{i}]"))?)).collect()
         }
-        let inner = StaticFilter::compile(
-            &strings(&include, "include")?,
-            &strings(&exclude, "exclude")?,
+        fn string_entries<'a>(option: &'a [Bound<'_, PyAny>]) -> PyResult<Vec<(usize, Cow<'a, [u8]>)>> {
+            let mut out = Vec::with_capacity(option.len());
+            for (i, entry) in option.iter().enumerate() {
+                if let Ok(s) = entry.cast::<PyString>() {
+                    out.push((i, string_bytes(s)?));
+                }
+            }
+            Ok(out)
+        }
+        let (include, exclude): (Vec<_>, Vec<_>) = (include.iter().collect(), exclude.iter().collect());
+        let (include, exclude) = (string_entries(&include)?, string_entries(&exclude)?);
+        let inner = StaticFilter::compile_indexed(
+            include.iter().map(|(i, p)| (*i, p.as_ref())),
+            exclude.iter().map(|(i, p)| (*i, p.as_ref())),
             &strings(&include_regex_servers, "include_regex_servers")?,
             &strings(&exclude_regex_servers, "exclude_regex_servers")?,
             include_open,
@@ -515,6 +538,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fold_lower, m)?)?;
     m.add_function(wrap_pyfunction!(glob_match, m)?)?;
     m.add_function(wrap_pyfunction!(server_glob_problem, m)?)?;
+    m.add_function(wrap_pyfunction!(non_str_positions, m)?)?;
     m.add_class::<PyRuleSet>()?;
     m.add_class::<PySegmentGlob>()?;
     m.add_class::<PyStaticFilter>()?;
