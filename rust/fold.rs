@@ -33,6 +33,11 @@ impl Fold {
     /// Folds `input` into `out` (cleared first). ASCII input takes a byte loop.
     pub fn apply_into(self, input: &[u8], out: &mut Vec<u8>) {
         out.clear();
+        self.append(input, out);
+    }
+
+    /// Folds `input` onto the end of `out`.
+    pub fn append(self, input: &[u8], out: &mut Vec<u8>) {
         out.reserve(input.len());
         if input.is_ascii() {
             out.extend(input.iter().map(|&b| self.ascii(b)));
@@ -115,6 +120,13 @@ mod tests {
         lone_surrogate_kept: fold_loose, b"X\xED\xA0\x80" => b"x\xED\xA0\x80";
         invalid_byte_kept: fold_loose, b"A\xFF" => b"a\xFF";
         empty: fold_loose, "" => "";
+    }
+
+    #[test]
+    fn append_keeps_what_is_there() {
+        let mut out = b"x/".to_vec();
+        Fold::Loose.append("A-\u{212A}".as_bytes(), &mut out);
+        assert_eq!(out, b"x/a_k");
     }
 
     #[test]

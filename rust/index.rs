@@ -21,7 +21,7 @@ use std::ops::ControlFlow;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
 use crate::glob::{GlobShape, SegmentGlob};
-use crate::trie::ByteTrie;
+use crate::trie::{cmp_keys, ByteTrie};
 
 /// [`Candidate::verify`] of a glob that its key alone decides.
 const NO_VERIFY: u32 = u32::MAX;
@@ -82,7 +82,7 @@ impl InfixSet {
             return None;
         }
         // Sorted, equal keys are neighbours: one automaton pattern each.
-        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        entries.sort_unstable_by(|a, b| cmp_keys(a.0, b.0));
         let mut keys: Vec<&[u8]> = Vec::new();
         let mut starts = Vec::new();
         let mut candidates = Vec::with_capacity(entries.len());

@@ -11,6 +11,7 @@ use crate::fold::Fold;
 use crate::glob::SegmentGlob;
 use crate::index::{Scratch as IndexScratch, SegmentIndex};
 use crate::pairs::PairTable;
+use crate::trie::cmp_keys;
 
 /// Why a string pattern was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,18 +37,30 @@ impl PatternIssue {
 
 /// Splits `"server/tool"` at the first `/`; a bare `"tool"` means server `*`.
 pub fn split_pattern(pattern: &[u8]) -> Result<(&[u8], &[u8]), PatternIssue> {
+    scan_pattern(pattern).map(|p| (p.server, p.tool))
+}
+
+/// A pattern split into its segments, and whether each holds a `*`.
+struct Scanned<'a> {
+    server: &'a [u8],
+    tool: &'a [u8],
+    literal: bool,
+}
+
+/// [`split_pattern`], also telling whether the pattern holds a `*`.
+fn scan_pattern(pattern: &[u8]) -> Result<Scanned<'_>, PatternIssue> {
     if pattern.is_empty() {
         return Err(PatternIssue::EmptyPattern);
     }
     let Some(slash) = memchr::memchr(b'/', pattern) else {
-        return Ok((b"*", pattern));
+        return Ok(Scanned { server: b"*", tool: pattern, literal: false });
     };
     let (server, tool) = (&pattern[..slash], &pattern[slash + 1..]);
     check_server_glob(server)?;
     if tool.is_empty() {
         return Err(PatternIssue::EmptyTool);
     }
-    Ok((server, tool))
+    Ok(Scanned { server, tool, literal: memchr::memchr(b'*', pattern).is_none() })
 }
 
 /// The rules for a server glob written on its own (a regex pattern's first
@@ -131,17 +144,16 @@ pub struct RuleSet {
 /// of the buffer that holds the folded segments (one buffer for them all).
 enum Segment<'a> {
     Input(&'a [u8]),
-    Folded(std::ops::Range<usize>),
+    Folded(usize, usize),
 }
 
 impl<'a> Segment<'a> {
-    fn of(glob: &'a [u8], fold: Option<Fold>, folded: &mut Vec<u8>, buf: &mut Vec<u8>) -> Self {
+    fn of(glob: &'a [u8], fold: Option<Fold>, folded: &mut Vec<u8>) -> Self {
         match fold {
             Some(f) if !f.is_ascii_fixed_point(glob) => {
-                f.apply_into(glob, buf);
                 let start = folded.len();
-                folded.extend_from_slice(buf);
-                Segment::Folded(start..folded.len())
+                f.append(glob, folded);
+                Segment::Folded(start, folded.len())
             }
             _ => Segment::Input(glob),
         }
@@ -151,9 +163,9 @@ impl<'a> Segment<'a> {
     where
         'a: 'b,
     {
-        match self {
+        match *self {
             Segment::Input(b) => b,
-            Segment::Folded(range) => &folded[range.clone()],
+            Segment::Folded(start, end) => &folded[start..end],
         }
     }
 }
@@ -174,28 +186,30 @@ impl RuleSet {
         patterns: impl IntoIterator<Item = (usize, &'a [u8])>,
         fold: Option<Fold>,
     ) -> Result<Self, (usize, PatternIssue)> {
+        // Folding maps no character to `*` or from it: a pattern is literal
+        // (both segments star-free) before folding exactly when it is after.
         let patterns = patterns.into_iter();
-        let mut split: Vec<(Segment<'a>, Segment<'a>, u32)> = Vec::with_capacity(patterns.size_hint().0);
-        let (mut folded, mut buf) = (Vec::new(), Vec::new());
+        let mut literals: Vec<(Segment<'a>, Segment<'a>, u32)> = Vec::with_capacity(patterns.size_hint().0);
+        let mut others: Vec<(Segment<'a>, Segment<'a>, u32)> = Vec::new();
+        let mut folded = Vec::new();
         for (index, pattern) in patterns {
-            let (server, tool) = split_pattern(pattern).map_err(|e| (index, e))?;
-            let server = Segment::of(server, fold, &mut folded, &mut buf);
-            let tool = Segment::of(tool, fold, &mut folded, &mut buf);
-            split.push((server, tool, index as u32));
-        }
-        let len = split.len();
-        let mut exact = PairTable::with_capacity(len);
-        let mut globs: Vec<(&[u8], &[u8], u32)> = Vec::new();
-        for (server, tool, id) in &split {
-            let (server, tool) = (server.bytes(&folded), tool.bytes(&folded));
-            if memchr::memchr(b'*', server).is_none() && memchr::memchr(b'*', tool).is_none() {
-                exact.insert(server, tool, *id);
+            let p = scan_pattern(pattern).map_err(|e| (index, e))?;
+            let entry = (Segment::of(p.server, fold, &mut folded), Segment::of(p.tool, fold, &mut folded), index as u32);
+            if p.literal {
+                literals.push(entry);
             } else {
-                globs.push((server, tool, *id));
+                others.push(entry);
             }
         }
+        let len = literals.len() + others.len();
+        let mut exact = PairTable::with_capacity(literals.len());
+        for (server, tool, id) in &literals {
+            exact.insert(server.bytes(&folded), tool.bytes(&folded), *id);
+        }
+        let mut globs: Vec<(&[u8], &[u8], u32)> =
+            others.iter().map(|(server, tool, id)| (server.bytes(&folded), tool.bytes(&folded), *id)).collect();
         // The globs of one server glob are neighbours once sorted: a group each.
-        globs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        globs.sort_unstable_by(|a, b| cmp_keys(a.0, b.0));
         let mut server_globs: Vec<&[u8]> = Vec::new();
         let mut groups = Vec::new();
         for run in globs.chunk_by(|a, b| a.0 == b.0) {

@@ -6,6 +6,22 @@
 //! the name. The walk touches one node per byte of the longest matching prefix
 //! and stops at the first byte no key continues with.
 
+/// Byte-string order, deciding most pairs by their first eight bytes as one
+/// integer: sorting keys then calls `memcmp` only for keys that share them.
+#[inline]
+pub(crate) fn cmp_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    #[inline]
+    fn head(k: &[u8]) -> u64 {
+        match k.first_chunk::<8>() {
+            Some(first) => u64::from_be_bytes(*first),
+            None => k.iter().enumerate().fold(0, |v, (i, &b)| v | u64::from(b) << (56 - 8 * i)),
+        }
+    }
+    // Zero padding never inverts an order: a shorter key that is padded below
+    // a longer one is a prefix of it or smaller at a real byte.
+    head(a).cmp(&head(b)).then_with(|| a.cmp(b))
+}
+
 /// A node: its outgoing edges are `edges[first..first + count]`, sorted by byte;
 /// the payloads of the keys ending here are `payloads[ends..ends_end]`.
 #[derive(Clone, Debug, Default)]
@@ -45,7 +61,7 @@ impl<T> ByteTrie<T> {
         if entries.is_empty() {
             return ByteTrie::default();
         }
-        entries.sort_unstable_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+        entries.sort_unstable_by(|a, b| cmp_keys(a.0.as_ref(), b.0.as_ref()));
         let (keys, payloads): (Vec<K>, Vec<T>) = entries.into_iter().unzip();
         let mut nodes = vec![Node::default()];
         // The sorted key range below each node, and its depth.
@@ -153,6 +169,17 @@ mod tests {
             #[test]
             fn $name() { let want: &[(u32, bool)] = &$want; assert_eq!(prefixes(&$keys, $input), want.to_vec()); }
         )*};
+    }
+
+    #[test]
+    fn key_order_is_byte_order() {
+        let keys: [&[u8]; 12] =
+            [b"", b"\0", b"a", b"a\0", b"a\0\0", b"ab", b"abcdefgh", b"abcdefgh\0", b"abcdefghi", b"abcdefgz", b"\xff", b"b"];
+        for a in keys {
+            for b in keys {
+                assert_eq!(cmp_keys(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     walks! {
