@@ -22,6 +22,11 @@ pub(crate) fn cmp_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     head(a).cmp(&head(b)).then_with(|| a.cmp(b))
 }
 
+/// How many leading bytes `a` and `b` share.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
 /// A node: its outgoing edges are `edges[first..first + count]`, sorted by byte;
 /// the payloads of the keys ending here are `payloads[ends..ends_end]`.
 #[derive(Clone, Debug, Default)]
@@ -63,13 +68,21 @@ impl<T> ByteTrie<T> {
         }
         entries.sort_unstable_by(|a, b| cmp_keys(a.0.as_ref(), b.0.as_ref()));
         let (keys, payloads): (Vec<K>, Vec<T>) = entries.into_iter().unzip();
-        let mut nodes = vec![Node::default()];
-        // The sorted key range below each node, and its depth.
-        let mut ranges: Vec<(u32, u32, u32)> = vec![(0, keys.len() as u32, 0)];
-        let mut edges = Vec::new();
+        // One node per distinct non-empty prefix, plus the root: each key adds
+        // the bytes past what it shares with the key before it.
+        let node_count = 1 + keys
+            .iter()
+            .zip(std::iter::once(&b""[..]).chain(keys.iter().map(AsRef::as_ref)))
+            .map(|(k, prev)| k.as_ref().len() - common_prefix(k.as_ref(), prev))
+            .sum::<usize>();
+        // A node waiting in the queue holds its sorted key range in
+        // `ends..ends_end` and its depth in `first`, until its turn sets them.
+        let mut nodes = Vec::with_capacity(node_count);
+        nodes.push(Node { first: 0, count: 0, ends: 0, ends_end: keys.len() as u32 });
+        let mut edges = Vec::with_capacity(node_count - 1);
         let mut at = 0;
         while at < nodes.len() {
-            let (lo, hi, depth) = ranges[at];
+            let Node { first: depth, ends: lo, ends_end: hi, .. } = nodes[at];
             let (mut lo, hi, depth) = (lo as usize, hi as usize, depth as usize);
             // Keys that end at this depth come first in sorted order.
             let ends_from = lo;
@@ -86,13 +99,13 @@ impl<T> ByteTrie<T> {
                     run_end += 1;
                 }
                 edges.push((byte, nodes.len() as u32));
-                nodes.push(Node::default());
-                ranges.push((lo as u32, run_end as u32, depth as u32 + 1));
+                nodes.push(Node { first: depth as u32 + 1, count: 0, ends: lo as u32, ends_end: run_end as u32 });
                 nodes[at].count += 1;
                 lo = run_end;
             }
             at += 1;
         }
+        debug_assert_eq!(nodes.len(), node_count);
         ByteTrie { nodes, edges, payloads }
     }
 
