@@ -40,6 +40,10 @@ pub enum Side {
     Exclude,
 }
 
+/// Options at least this long (both of them) compile on two threads: below
+/// it, starting a thread costs more than it saves.
+const PARALLEL_COMPILE_MIN: usize = 1_000;
+
 /// Equal slices, checking identity first: a batch hands the same server id's
 /// bytes to every tool of that server.
 #[inline]
@@ -79,16 +83,19 @@ struct ServerPlan {
 
 impl StaticFilter {
     /// `include_open`: the include option is empty or holds a function.
-    pub fn compile<P: AsRef<[u8]>>(
+    pub fn compile<P: AsRef<[u8]> + Sync>(
         include: &[P],
         exclude: &[P],
         include_regex_servers: &[P],
         exclude_regex_servers: &[P],
         include_open: bool,
     ) -> Result<Self, (Side, usize, PatternIssue)> {
+        fn indexed<P: AsRef<[u8]>>(patterns: &[P]) -> Vec<(usize, &[u8])> {
+            patterns.iter().map(AsRef::as_ref).enumerate().collect()
+        }
         Self::compile_indexed(
-            include.iter().map(AsRef::as_ref).enumerate(),
-            exclude.iter().map(AsRef::as_ref).enumerate(),
+            &indexed(include),
+            &indexed(exclude),
             include_regex_servers,
             exclude_regex_servers,
             include_open,
@@ -98,14 +105,37 @@ impl StaticFilter {
     /// [`compile`](Self::compile) from `(index, pattern)` entries: the string
     /// patterns of an option that holds other kinds too, each with its place
     /// in the option (which a compile error reports).
-    pub fn compile_indexed<'a, P: AsRef<[u8]>>(
-        include: impl IntoIterator<Item = (usize, &'a [u8])>,
-        exclude: impl IntoIterator<Item = (usize, &'a [u8])>,
-        include_regex_servers: &[P],
-        exclude_regex_servers: &[P],
+    ///
+    /// When both options are long, exclude compiles on a second thread while
+    /// include compiles on this one (the two share nothing). An error is the
+    /// first bad include pattern, else the first bad exclude one, either way.
+    pub fn compile_indexed<P: AsRef<[u8]> + Sync, R: AsRef<[u8]>>(
+        include: &[(usize, P)],
+        exclude: &[(usize, P)],
+        include_regex_servers: &[R],
+        exclude_regex_servers: &[R],
         include_open: bool,
     ) -> Result<Self, (Side, usize, PatternIssue)> {
-        let regex_servers = |globs: &[P], fold: Option<Fold>| {
+        let side = |entries: &[(usize, P)], fold: Option<Fold>, side: Side| {
+            RuleSet::compile_indexed(entries.iter().map(|(i, p)| (*i, p.as_ref())), fold)
+                .map_err(|(i, e)| (side, i, e))
+        };
+        let (include, exclude) = if include.len().min(exclude.len()) >= PARALLEL_COMPILE_MIN {
+            std::thread::scope(|scope| {
+                let spawned = std::thread::Builder::new()
+                    .spawn_scoped(scope, || side(exclude, Some(Fold::Loose), Side::Exclude));
+                let include = side(include, None, Side::Include);
+                let exclude = match spawned {
+                    Ok(handle) => handle.join().expect("compiling does not panic"),
+                    // No thread to be had: compile it here.
+                    Err(_) => side(exclude, Some(Fold::Loose), Side::Exclude),
+                };
+                (include, exclude)
+            })
+        } else {
+            (side(include, None, Side::Include), side(exclude, Some(Fold::Loose), Side::Exclude))
+        };
+        let regex_servers = |globs: &[R], fold: Option<Fold>| {
             let folded: Vec<Vec<u8>> = globs
                 .iter()
                 .map(|g| fold.map_or_else(|| g.as_ref().to_vec(), |f| f.apply(g.as_ref())))
@@ -113,9 +143,8 @@ impl StaticFilter {
             SegmentIndex::build(folded.iter().enumerate().map(|(i, g)| (g.as_slice(), i as u32)))
         };
         Ok(StaticFilter {
-            include: RuleSet::compile_indexed(include, None).map_err(|(i, e)| (Side::Include, i, e))?,
-            exclude: RuleSet::compile_indexed(exclude, Some(Fold::Loose))
-                .map_err(|(i, e)| (Side::Exclude, i, e))?,
+            include: include?,
+            exclude: exclude?,
             include_regex_servers: regex_servers(include_regex_servers, None),
             exclude_regex_servers: regex_servers(exclude_regex_servers, Some(Fold::Loose)),
             include_open,
@@ -322,16 +351,36 @@ mod tests {
         assert_eq!(err, (Side::Exclude, 1, PatternIssue::EmptyTool));
     }
 
+    /// Long options compile on two threads; the answer and the error chosen
+    /// are those of one thread.
+    #[test]
+    fn long_options_compile_alike_on_two_threads() {
+        let n = PARALLEL_COMPILE_MIN;
+        let include: Vec<String> = (0..n).map(|i| format!("s{}/t{i}*", i % 7)).collect();
+        let exclude: Vec<String> = (0..n).map(|i| format!("*/Del-{i}")).collect();
+        let f = StaticFilter::compile(&include, &exclude, &[], &[], false).unwrap();
+        assert_eq!(decide(&f, "s3", "t10_x"), Outcome::Visible);
+        assert_eq!(decide(&f, "s3", "del_10"), Outcome::Hidden);
+        assert_eq!(decide(&f, "s2", "t10_x"), Outcome::Hidden);
+        let (mut bad_include, mut bad_exclude) = (include.clone(), exclude.clone());
+        bad_include[n - 2] = "x/".into();
+        bad_exclude[3] = "".into();
+        let err = StaticFilter::compile(&bad_include, &bad_exclude, &[], &[], false).unwrap_err();
+        assert_eq!(err, (Side::Include, n - 2, PatternIssue::EmptyTool));
+        let err = StaticFilter::compile(&include, &bad_exclude, &[], &[], false).unwrap_err();
+        assert_eq!(err, (Side::Exclude, 3, PatternIssue::EmptyPattern));
+    }
+
     #[test]
     fn indexed_entries_keep_their_places() {
         let include: [(usize, &[u8]); 2] = [(1, b"s/a"), (3, b"/x")];
-        let err = StaticFilter::compile_indexed(include, [], &[] as &[&str], &[], false).unwrap_err();
+        let err = StaticFilter::compile_indexed(&include, &[], &[] as &[&str], &[], false).unwrap_err();
         assert_eq!(err, (Side::Include, 3, PatternIssue::EmptyServer));
         let exclude: [(usize, &[u8]); 2] = [(2, b"s/*"), (5, b"s/")];
-        let err = StaticFilter::compile_indexed([(0, &b"ok"[..])], exclude, &[] as &[&str], &[], false).unwrap_err();
+        let err = StaticFilter::compile_indexed(&[(0, &b"ok"[..])], &exclude, &[] as &[&str], &[], false).unwrap_err();
         assert_eq!(err, (Side::Exclude, 5, PatternIssue::EmptyTool));
         let exclude: [(usize, &[u8]); 2] = [(4, b"S/Dele*"), (7, b"t/u")];
-        let f = StaticFilter::compile_indexed([(2, &b"s/delete_x"[..])], exclude, &[] as &[&str], &[], false).unwrap();
+        let f = StaticFilter::compile_indexed(&[(2, &b"s/delete_x"[..])], &exclude, &[] as &[&str], &[], false).unwrap();
         assert_eq!(f.exclude().len(), 2);
         assert_eq!(decide(&f, "s", "delete_x"), Outcome::Hidden);
         assert_eq!(f.exclude().first_match(b"t", b"u", &mut Scratch::default()), Some(7));

@@ -149,13 +149,15 @@ enum Segment<'a> {
 
 impl<'a> Segment<'a> {
     fn of(glob: &'a [u8], fold: Option<Fold>, folded: &mut Vec<u8>) -> Self {
+        // Most segments of a folded set change (any capital, `-` or `.`), and
+        // folding costs about what checking does: every one is folded.
         match fold {
-            Some(f) if !f.is_ascii_fixed_point(glob) => {
+            Some(f) => {
                 let start = folded.len();
                 f.append(glob, folded);
                 Segment::Folded(start, folded.len())
             }
-            _ => Segment::Input(glob),
+            None => Segment::Input(glob),
         }
     }
 

@@ -389,6 +389,7 @@ impl PyStaticFilter {
     /// the first refused pattern, `index` being its place in the option.
     #[new]
     fn new(
+        py: Python<'_>,
         include: &Bound<'_, PyTuple>,
         exclude: &Bound<'_, PyTuple>,
         include_regex_servers: Vec<Bound<'_, PyAny>>,
@@ -409,14 +410,16 @@ impl PyStaticFilter {
         }
         let (include, exclude): (Vec<_>, Vec<_>) = (include.iter().collect(), exclude.iter().collect());
         let (include, exclude) = (string_entries(&include)?, string_entries(&exclude)?);
-        let inner = StaticFilter::compile_indexed(
-            include.iter().map(|(i, p)| (*i, p.as_ref())),
-            exclude.iter().map(|(i, p)| (*i, p.as_ref())),
-            &strings(&include_regex_servers, "include_regex_servers")?,
-            &strings(&exclude_regex_servers, "exclude_regex_servers")?,
-            include_open,
-        )
-        .map_err(|(side, index, issue)| {
+        let (include_regex_servers, exclude_regex_servers) = (
+            strings(&include_regex_servers, "include_regex_servers")?,
+            strings(&exclude_regex_servers, "exclude_regex_servers")?,
+        );
+        // The bytes are borrowed from str objects that the argument lists keep
+        // alive, and a str never changes: other threads may run meanwhile.
+        let compiled = py.detach(|| {
+            StaticFilter::compile_indexed(&include, &exclude, &include_regex_servers, &exclude_regex_servers, include_open)
+        });
+        let inner = compiled.map_err(|(side, index, issue)| {
             let option = match side {
                 Side::Include => "include",
                 Side::Exclude => "exclude",
