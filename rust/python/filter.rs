@@ -10,7 +10,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PyString, PyTuple};
 
-use super::{as_str, bytes_str, str_bytes, string_bytes};
+use super::{as_str, bytes_str, prefetch_object, str_bytes, string_bytes, ToolLayout};
 use crate::filter::{FlagScratch, Outcome, Side, StaticFilter};
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
@@ -242,6 +242,20 @@ fn list_item<'a, 'py>(list: &'a Bound<'py, PyList>, i: usize) -> PyResult<Borrow
     }
 }
 
+/// How many items ahead of the one being read a batch prefetches a tool's name.
+const PREFETCH_AHEAD: usize = 16;
+
+/// Item `i` of a list as a raw borrowed pointer, or None past the end; sets no
+/// Python error. Only for a prefetch hint, never dereferenced as an object
+/// beyond its type and fields while the GIL is held.
+#[inline]
+fn list_item_ptr(list: &Bound<'_, PyList>, i: usize) -> Option<*mut pyo3::ffi::PyObject> {
+    (i < list.len()).then(|| {
+        // SAFETY: `i` is in bounds, so the call neither fails nor sets an error.
+        unsafe { pyo3::ffi::PyList_GetItem(list.as_ptr(), i as pyo3::ffi::Py_ssize_t) }
+    })
+}
+
 /// Matches queued blocks until the queue is closed and empty, storing each
 /// block's outcomes under its number. Touches no Python object.
 fn match_blocks(filter: &StaticFilter, queue: &Mutex<Receiver<(usize, Block)>>, done: &Mutex<Vec<Vec<Outcome>>>) {
@@ -431,7 +445,18 @@ impl PyStaticFilter {
         let select = Select::parse(mode)?;
         let server_id = intern!(py, "server_id");
         let name = intern!(py, "name");
+        let layout = ToolLayout::get();
         let outcomes = self.decide(py, tools.len(), threads, |block, reader, i| {
+            if let Some(layout) = layout {
+                // Start loading the name of a tool a few items ahead.
+                if let Some(ahead) = list_item_ptr(tools, i + PREFETCH_AHEAD) {
+                    layout.prefetch_name(ahead);
+                }
+                let tool = list_item(tools, i)?;
+                if let Some((s, t)) = layout.fields(&tool) {
+                    return reader.push(block, &s, &t);
+                }
+            }
             // An owned reference: reading attributes may run Python code.
             let tool = tools.get_item(i)?;
             let field = |attr: &Bound<'py, PyString>, what: &str| -> PyResult<Bound<'py, PyString>> {
@@ -467,6 +492,9 @@ impl PyStaticFilter {
     ) -> PyResult<Bound<'py, PyList>> {
         let select = Select::parse(mode)?;
         let outcomes = self.decide(py, pairs.len(), threads, |block, reader, i| {
+            if let Some(ahead) = list_item_ptr(pairs, i + PREFETCH_AHEAD) {
+                prefetch_object(ahead);
+            }
             let item = list_item(pairs, i)?;
             let pair = item
                 .cast::<PyTuple>()
@@ -501,6 +529,9 @@ impl PyStaticFilter {
             )));
         }
         let outcomes = self.decide(py, names.len(), threads, |block, reader, i| {
+            if let Some(ahead) = list_item_ptr(names, i + PREFETCH_AHEAD) {
+                prefetch_object(ahead);
+            }
             let (s, t) = (list_item(server_ids, i)?, list_item(names, i)?);
             let s = as_str(&s, || format!("server_ids[{i}]"))?;
             let t = as_str(&t, || format!("names[{i}]"))?;
