@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{sync_channel, Receiver, TrySendError};
 use std::sync::Mutex;
 
 use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
@@ -256,17 +256,22 @@ fn list_item_ptr(list: &Bound<'_, PyList>, i: usize) -> Option<*mut pyo3::ffi::P
     })
 }
 
-/// Matches queued blocks until the queue is closed and empty, storing each
-/// block's outcomes under its number. Touches no Python object.
+/// Matches one block and stores its outcomes under its number. Touches no
+/// Python object.
+fn match_block(filter: &StaticFilter, number: usize, block: &Block, done: &Mutex<Vec<Vec<Outcome>>>) {
+    let mut outcomes = Vec::with_capacity(block.spans.len());
+    filter.outcomes_into(&block.pairs(), &mut outcomes);
+    if let Ok(mut done) = done.lock() {
+        done[number] = outcomes;
+    }
+}
+
+/// Matches queued blocks until the queue is closed and empty.
 fn match_blocks(filter: &StaticFilter, queue: &Mutex<Receiver<(usize, Block)>>, done: &Mutex<Vec<Vec<Outcome>>>) {
     loop {
         let next = queue.lock().map(|rx| rx.recv());
         let Ok(Ok((number, block))) = next else { return };
-        let mut outcomes = Vec::with_capacity(block.spans.len());
-        filter.outcomes_into(&block.pairs(), &mut outcomes);
-        if let Ok(mut done) = done.lock() {
-            done[number] = outcomes;
-        }
+        match_block(filter, number, &block, done);
     }
 }
 
@@ -275,10 +280,13 @@ impl PyStaticFilter {
     /// with the GIL held.
     ///
     /// With one thread, each block is matched right after it is read. With
-    /// more, the calling thread keeps reading (it alone may touch Python) while
-    /// worker threads match the blocks already read; when reading is done it
-    /// releases the GIL and matches alongside them. A bounded queue keeps at
-    /// most a few blocks in flight, so memory stays flat in the batch size.
+    /// more, the calling thread reads (it alone may touch Python) and hands
+    /// blocks to worker threads; when the workers are behind (the bounded
+    /// queue is full) it matches the block it just read itself, with the GIL
+    /// released, instead of waiting, so reading and matching share the cores
+    /// whichever is the slower. When reading is done it matches alongside the
+    /// workers. At most a few blocks are in flight, so memory stays flat in
+    /// the batch size.
     fn decide<'py>(
         &self,
         py: Python<'py>,
@@ -318,12 +326,13 @@ impl PyStaticFilter {
             let mut result = Ok(());
             for number in 0..blocks {
                 match read_block(number * BLOCK) {
-                    Ok(block) => {
-                        // Wait for room without holding the GIL.
-                        if py.detach(|| sender.send((number, block))).is_err() {
-                            break;
+                    Ok(block) => match sender.try_send((number, block)) {
+                        Ok(()) => {}
+                        Err(TrySendError::Full((number, block))) => {
+                            py.detach(|| match_block(inner, number, &block, &done));
                         }
-                    }
+                        Err(TrySendError::Disconnected(_)) => break,
+                    },
                     Err(err) => {
                         result = Err(err);
                         break;
