@@ -171,9 +171,11 @@ impl StaticFilter {
         plan
     }
 
-    /// Decides one tool whose server's plan is known. `server` is raw.
+    /// Decides one tool whose server's plan is known. `server` is raw. With
+    /// `include_bits` false the include side is not matched (a batch over an
+    /// open include: the decision does not depend on it).
     #[inline]
-    fn judge(&self, plan: &ServerPlan, server: &[u8], tool: &[u8], scratch: &mut Scratch) -> u8 {
+    fn judge(&self, plan: &ServerPlan, server: &[u8], tool: &[u8], scratch: &mut Scratch, include_bits: bool) -> u8 {
         let Scratch { index, tool: tbuf, .. } = scratch;
         let mut bits = 0;
         if !self.exclude.is_empty() {
@@ -186,6 +188,9 @@ impl StaticFilter {
         }
         if plan.exclude_regex {
             bits |= flag::EXCLUDE_REGEX;
+        }
+        if !include_bits {
+            return bits;
         }
         if self.include.any_in_groups(&plan.include_groups, tool, index)
             || self.include.exact_match(server, tool).is_some()
@@ -202,7 +207,7 @@ impl StaticFilter {
     pub fn flags(&self, server: &[u8], tool: &[u8], scratch: &mut FlagScratch) -> u8 {
         let FlagScratch { rules, plan } = scratch;
         self.plan_into(server, rules, plan);
-        self.judge(plan, server, tool, rules)
+        self.judge(plan, server, tool, rules, true)
     }
 
     /// Turns flag bits into a decision.
@@ -239,7 +244,7 @@ impl StaticFilter {
                 last = Some((server, plan));
             }
             let plan = &last.as_ref().expect("set just above").1;
-            let bits = self.judge(plan, server, tool, &mut scratch);
+            let bits = self.judge(plan, server, tool, &mut scratch, !self.include_open);
             out.push(self.outcome(bits));
         }
     }

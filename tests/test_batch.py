@@ -6,6 +6,7 @@ import pickle
 import re
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -111,3 +112,80 @@ def test_server_repeated_across_block_boundaries():
         assert f.static_mask(tool_list, threads=threads) == want
     columns = ([t.server_id for t in tool_list], [t.name for t in tool_list])
     assert f.static_mask_columns(*columns) == want
+
+
+# --- the direct read of exact Tool instances (ToolLayout in rust/python/mod.rs) ---
+
+def test_exact_tools_are_read_from_their_slots():
+    from toolfilter_fast import _core, _tool
+
+    assert _tool.FAST_READ is True
+    assert _core.register_tool_class(Tool("s", "t")) is True  # the same class again
+
+
+class _PropertyTool:
+    """Fields that are properties, not slots: never read directly."""
+
+    def __init__(self, server_id, name):
+        self._s, self._n = server_id, name
+
+    server_id = property(lambda self: self._s)
+    name = property(lambda self: self._n)
+
+
+class _SlotsWithLookup:
+    __slots__ = ("name", "server_id")
+
+    def __init__(self, server_id, name):
+        self.server_id, self.name = server_id, name
+
+    def __getattribute__(self, attr):
+        value = object.__getattribute__(self, attr)
+        return value.upper() if attr == "name" else value
+
+
+def test_other_classes_keep_the_attribute_lookup():
+    from toolfilter_fast import _core
+
+    assert _core.register_tool_class(_PropertyTool("s", "t")) is False
+    assert _core.register_tool_class(_SlotsWithLookup("s", "t")) is False
+    f = toolfilter_fast.compile(include=["s/T*"])
+    # The custom lookup upper-cases the name: the batch must see "T1", not "t1".
+    assert f.static_mask([_SlotsWithLookup("s", "t1"), _PropertyTool("s", "T2")]) == [True, True]
+
+
+class _RenamingTool(Tool):
+    """A subclass whose name property (added below) hides the slot."""
+
+    __slots__ = ()
+
+
+def test_subclass_with_a_property_is_not_read_from_the_slot():
+    tool = _RenamingTool("s", "original")
+    _RenamingTool.name = property(lambda self: "renamed")  # after __init__ set the slot
+    f = toolfilter_fast.compile(include=["s/renamed"])
+    assert f.static_mask([tool] * 3, threads=1) == [True] * 3
+    assert f.static_mask([tool] * 20_000, threads=2) == [True] * 20_000
+
+
+def test_tampered_tools_get_the_usual_errors():
+    unset = Tool("s", "t")
+    object.__delattr__(unset, "name")
+    not_str = Tool("s", "t")
+    object.__setattr__(not_str, "server_id", 7)
+    f = toolfilter_fast.compile(include=["s/*"])
+    for bad, message in ((unset, r"tools\[1\] is not a tool"), (not_str, r"tools\[1\]\.server_id")):
+        for threads in (1, 2):
+            with pytest.raises(TypeError, match=message):
+                f.static_mask([Tool("s", "ok"), bad] + [Tool("s", "x")] * 20_000, threads=threads)
+
+
+def test_str_subclass_fields_are_read_by_value():
+    class Name(str):
+        pass
+
+    f = toolfilter_fast.compile(include=["s/ab*"], exclude=["*/AB-X"])
+    tools_ = [Tool(Name("s"), Name("abc")), Tool("s", Name("ab.x")), Tool("s", "q")]
+    assert f.static_mask(tools_) == [True, False, False]
+    assert f.static_mask(tools_) == reference.compile(
+        include=["s/ab*"], exclude=["*/AB-X"]).static_mask(tools_)

@@ -69,6 +69,19 @@ def _median_seconds(fn: Callable[[], Any], rounds: int) -> float:
     return statistics.median(times)
 
 
+def _interleaved_medians(fns: Sequence[Callable[[], Any]], rounds: int) -> list[float]:
+    """Median seconds of each of ``fns``, run in turn round after round, so that a
+    drift in the machine's load touches all of them alike."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, out in zip(fns, times, strict=True):
+            gc.collect()
+            started = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - started)
+    return [statistics.median(t) for t in times]
+
+
 def _split(pattern: str) -> tuple[str, str]:
     return tuple(pattern.split("/", 1)) if "/" in pattern else ("*", pattern)  # type: ignore[return-value]
 
@@ -171,9 +184,13 @@ def _static_batch(tools: list[Tool], n_patterns: int, say: Callable[[str], None]
     name = f"static batch, {n:,} tools, {n_patterns:,} include + {n_patterns:,} exclude"
     say(name)
     got = fast.static_filter(tools)
-    fast_ns = _per_tool_ns(lambda: fast.static_filter(tools), n)
-    fast_1_ns = _per_tool_ns(lambda: fast.static_filter(tools, threads=1), n)
-    floor_ns = _per_tool_ns(lambda: floor(tools), n)
+    fast_ns, fast_1_ns, floor_ns = (
+        seconds / n * 1e9 for seconds in _interleaved_medians(
+            [lambda: fast.static_filter(tools), lambda: fast.static_filter(tools, threads=1),
+             lambda: floor(tools)],
+            max(5, _rounds(n)),
+        )
+    )
     rows = [
         Row(name, "fast", "floor (read-only loop)", fast_ns, floor_ns,
             target="fast within 3x of the floor: ratio >= 0.33"),

@@ -3,6 +3,10 @@
 from collections.abc import Callable, Sequence
 from typing import Any
 
+def register_tool_class(probe: Any) -> bool:
+    """Learns the slot offsets of ``type(probe)``'s ``server_id`` and ``name`` for
+    batch reads; False (and no fast read) unless both are plain slots."""
+
 # --- tool filter ---------------------------------------------------------------
 
 def fold_loose(s: str) -> str:

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{sync_channel, Receiver, TrySendError};
 use std::sync::Mutex;
 
 use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
@@ -10,7 +10,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PyString, PyTuple};
 
-use super::{as_str, bytes_str, str_bytes, string_bytes};
+use super::{as_str, bytes_str, prefetch_object, str_bytes, string_bytes, ToolLayout};
 use crate::filter::{FlagScratch, Outcome, Side, StaticFilter};
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
@@ -250,17 +250,36 @@ fn list_item<'a, 'py>(list: &'a Bound<'py, PyList>, i: usize) -> PyResult<Borrow
     }
 }
 
-/// Matches queued blocks until the queue is closed and empty, storing each
-/// block's outcomes under its number. Touches no Python object.
+/// How many items ahead of the one being read a batch prefetches a tool's name.
+const PREFETCH_AHEAD: usize = 16;
+
+/// Item `i` of a list as a raw borrowed pointer, or None past the end; sets no
+/// Python error. Only for a prefetch hint, never dereferenced as an object
+/// beyond its type and fields while the GIL is held.
+#[inline]
+fn list_item_ptr(list: &Bound<'_, PyList>, i: usize) -> Option<*mut pyo3::ffi::PyObject> {
+    (i < list.len()).then(|| {
+        // SAFETY: `i` is in bounds, so the call neither fails nor sets an error.
+        unsafe { pyo3::ffi::PyList_GetItem(list.as_ptr(), i as pyo3::ffi::Py_ssize_t) }
+    })
+}
+
+/// Matches one block and stores its outcomes under its number. Touches no
+/// Python object.
+fn match_block(filter: &StaticFilter, number: usize, block: &Block, done: &Mutex<Vec<Vec<Outcome>>>) {
+    let mut outcomes = Vec::with_capacity(block.spans.len());
+    filter.outcomes_into(&block.pairs(), &mut outcomes);
+    if let Ok(mut done) = done.lock() {
+        done[number] = outcomes;
+    }
+}
+
+/// Matches queued blocks until the queue is closed and empty.
 fn match_blocks(filter: &StaticFilter, queue: &Mutex<Receiver<(usize, Block)>>, done: &Mutex<Vec<Vec<Outcome>>>) {
     loop {
         let next = queue.lock().map(|rx| rx.recv());
         let Ok(Ok((number, block))) = next else { return };
-        let mut outcomes = Vec::with_capacity(block.spans.len());
-        filter.outcomes_into(&block.pairs(), &mut outcomes);
-        if let Ok(mut done) = done.lock() {
-            done[number] = outcomes;
-        }
+        match_block(filter, number, &block, done);
     }
 }
 
@@ -269,10 +288,13 @@ impl PyStaticFilter {
     /// with the GIL held.
     ///
     /// With one thread, each block is matched right after it is read. With
-    /// more, the calling thread keeps reading (it alone may touch Python) while
-    /// worker threads match the blocks already read; when reading is done it
-    /// releases the GIL and matches alongside them. A bounded queue keeps at
-    /// most a few blocks in flight, so memory stays flat in the batch size.
+    /// more, the calling thread reads (it alone may touch Python) and hands
+    /// blocks to worker threads; when the workers are behind (the bounded
+    /// queue is full) it matches the block it just read itself, with the GIL
+    /// released, instead of waiting, so reading and matching share the cores
+    /// whichever is the slower. When reading is done it matches alongside the
+    /// workers. At most a few blocks are in flight, so memory stays flat in
+    /// the batch size.
     fn decide<'py>(
         &self,
         py: Python<'py>,
@@ -312,12 +334,13 @@ impl PyStaticFilter {
             let mut result = Ok(());
             for number in 0..blocks {
                 match read_block(number * BLOCK) {
-                    Ok(block) => {
-                        // Wait for room without holding the GIL.
-                        if py.detach(|| sender.send((number, block))).is_err() {
-                            break;
+                    Ok(block) => match sender.try_send((number, block)) {
+                        Ok(()) => {}
+                        Err(TrySendError::Full((number, block))) => {
+                            py.detach(|| match_block(inner, number, &block, &done));
                         }
-                    }
+                        Err(TrySendError::Disconnected(_)) => break,
+                    },
                     Err(err) => {
                         result = Err(err);
                         break;
@@ -457,7 +480,18 @@ impl PyStaticFilter {
         let select = Select::parse(mode)?;
         let server_id = intern!(py, "server_id");
         let name = intern!(py, "name");
+        let layout = ToolLayout::get();
         let outcomes = self.decide(py, tools.len(), threads, |block, reader, i| {
+            if let Some(layout) = layout {
+                // Start loading the name of a tool a few items ahead.
+                if let Some(ahead) = list_item_ptr(tools, i + PREFETCH_AHEAD) {
+                    layout.prefetch_name(ahead);
+                }
+                let tool = list_item(tools, i)?;
+                if let Some((s, t)) = layout.fields(&tool) {
+                    return reader.push(block, &s, &t);
+                }
+            }
             // An owned reference: reading attributes may run Python code.
             let tool = tools.get_item(i)?;
             let field = |attr: &Bound<'py, PyString>, what: &str| -> PyResult<Bound<'py, PyString>> {
@@ -493,6 +527,9 @@ impl PyStaticFilter {
     ) -> PyResult<Bound<'py, PyList>> {
         let select = Select::parse(mode)?;
         let outcomes = self.decide(py, pairs.len(), threads, |block, reader, i| {
+            if let Some(ahead) = list_item_ptr(pairs, i + PREFETCH_AHEAD) {
+                prefetch_object(ahead);
+            }
             let item = list_item(pairs, i)?;
             let pair = item
                 .cast::<PyTuple>()
@@ -527,6 +564,9 @@ impl PyStaticFilter {
             )));
         }
         let outcomes = self.decide(py, names.len(), threads, |block, reader, i| {
+            if let Some(ahead) = list_item_ptr(names, i + PREFETCH_AHEAD) {
+                prefetch_object(ahead);
+            }
             let (s, t) = (list_item(server_ids, i)?, list_item(names, i)?);
             let s = as_str(&s, || format!("server_ids[{i}]"))?;
             let t = as_str(&t, || format!("names[{i}]"))?;

@@ -4,10 +4,12 @@
 //! the string conversions they share and registers the Python module.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyString, PyType};
 
 mod filter;
 mod focus;
@@ -61,9 +63,154 @@ pub(crate) fn bytes_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'p
     }
 }
 
+/// Where instances of the package's `Tool` class keep `server_id` and `name`.
+///
+/// A batch over a million tools spends most of its time reading two fields of
+/// each: two attribute lookups (type dict, descriptor, call) per tool. The
+/// class is a slots dataclass, so each field is a pointer at a fixed offset of
+/// the instance; the offsets are learned once from a probe instance (by
+/// finding its two field objects inside it) and checked to be plain slots of a
+/// class with the default attribute lookup. Then a batch reads an instance of
+/// exactly that class with two loads; anything else (a subclass, a duck-typed
+/// object, an unset or non-`str` field) takes the attribute lookup as before.
+pub(crate) struct ToolLayout {
+    class: Py<PyType>,
+    server_id: usize,
+    name: usize,
+}
+
+static TOOL_LAYOUT: OnceLock<ToolLayout> = OnceLock::new();
+
+impl ToolLayout {
+    /// The registered layout, if the `Tool` class could be learned.
+    #[inline]
+    pub(crate) fn get() -> Option<&'static ToolLayout> {
+        TOOL_LAYOUT.get()
+    }
+
+    /// Whether `obj` is exactly the registered class.
+    #[inline]
+    fn is_instance(&self, obj: *mut ffi::PyObject) -> bool {
+        // SAFETY: `obj` is a live object (the caller holds the GIL and a reference).
+        unsafe { ffi::Py_TYPE(obj) == self.class.as_ptr().cast::<ffi::PyTypeObject>() }
+    }
+
+    /// The field at `offset` of an instance of the class.
+    #[inline]
+    fn field(obj: *mut ffi::PyObject, offset: usize) -> *mut ffi::PyObject {
+        // SAFETY: `offset` lies inside the instance (checked against
+        // `__basicsize__` at registration) and holds an object pointer or NULL.
+        unsafe { obj.cast::<u8>().add(offset).cast::<*mut ffi::PyObject>().read() }
+    }
+
+    /// `server_id` and `name` of `obj` when it is an exact `Tool` whose two
+    /// fields are set and are `str`; None sends the caller to the attribute lookup.
+    #[inline]
+    pub(crate) fn fields<'py>(
+        &self,
+        obj: &Borrowed<'_, 'py, PyAny>,
+    ) -> Option<(Bound<'py, PyString>, Bound<'py, PyString>)> {
+        let ptr = obj.as_ptr();
+        if !self.is_instance(ptr) {
+            return None;
+        }
+        let (server_id, name) = (Self::field(ptr, self.server_id), Self::field(ptr, self.name));
+        // SAFETY: both pointers are checked non-NULL before use; the new
+        // references keep them alive whatever runs later.
+        unsafe {
+            if server_id.is_null() || name.is_null() {
+                return None;
+            }
+            if ffi::PyUnicode_Check(server_id) == 0 || ffi::PyUnicode_Check(name) == 0 {
+                return None;
+            }
+            let py = obj.py();
+            Some((
+                Bound::from_borrowed_ptr(py, server_id).cast_into_unchecked(),
+                Bound::from_borrowed_ptr(py, name).cast_into_unchecked(),
+            ))
+        }
+    }
+
+    /// Asks the CPU to start loading `obj`'s name string, which a batch will
+    /// read a few items later (the strings of a catalog are scattered in memory).
+    #[inline]
+    pub(crate) fn prefetch_name(&self, obj: *mut ffi::PyObject) {
+        if obj.is_null() || !self.is_instance(obj) {
+            return;
+        }
+        prefetch_object(Self::field(obj, self.name));
+    }
+}
+
+/// Starts loading the first two cache lines of an object (NULL: nothing): for
+/// a short `str`, its header and characters.
+#[inline]
+pub(crate) fn prefetch_object(obj: *mut ffi::PyObject) {
+    if !obj.is_null() {
+        prefetch(obj.cast());
+        prefetch(obj.cast::<u8>().wrapping_add(64));
+    }
+}
+
+/// A hint to load the cache line at `ptr`; it never faults and changes nothing.
+#[inline(always)]
+pub(crate) fn prefetch(ptr: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it does not fault, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ptr.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}
+
+/// Learns where the `Tool` class keeps its two fields from `probe`, an
+/// instance whose `server_id` and `name` are two distinct `str` objects.
+/// Returns whether the fast read is on; it stays off (and batches use the
+/// attribute lookup) unless both fields are plain slots found exactly once.
+#[pyfunction]
+fn register_tool_class(probe: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = probe.py();
+    let class = probe.get_type();
+    let slot_type = py.import("types")?.getattr("MemberDescriptorType")?;
+    let default_lookup = py.get_type::<pyo3::types::PyAny>().getattr("__getattribute__")?;
+    if !class.getattr("__getattribute__")?.is(&default_lookup) {
+        return Ok(false);
+    }
+    let class_dict = class.getattr("__dict__")?;
+    let mut offsets = [0usize; 2];
+    for (slot, attr) in offsets.iter_mut().zip(["server_id", "name"]) {
+        if !class_dict.get_item(attr)?.is_instance(&slot_type)? {
+            return Ok(false);
+        }
+        let value = probe.getattr(attr)?;
+        if !value.is_instance_of::<PyString>() {
+            return Ok(false);
+        }
+        let basic_size: usize = class.getattr("__basicsize__")?.extract()?;
+        let word = std::mem::size_of::<*mut ffi::PyObject>();
+        let header = std::mem::size_of::<ffi::PyObject>();
+        let found: Vec<usize> = (header..basic_size.saturating_sub(word - 1))
+            .step_by(word)
+            .filter(|&offset| ToolLayout::field(probe.as_ptr(), offset) == value.as_ptr())
+            .collect();
+        let [offset] = found[..] else { return Ok(false) };
+        *slot = offset;
+    }
+    if offsets[0] == offsets[1] {
+        return Ok(false);
+    }
+    let layout = ToolLayout { class: class.unbind(), server_id: offsets[0], name: offsets[1] };
+    // A second registration (a reloaded module) keeps the first layout.
+    let _ = TOOL_LAYOUT.set(layout);
+    Ok(TOOL_LAYOUT.get().is_some_and(|l| l.is_instance(probe.as_ptr())))
+}
+
 #[pymodule]
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(register_tool_class, m)?)?;
     filter::register(m)?;
     focus::register(m)?;
     groups::register(m)?;
