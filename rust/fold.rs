@@ -20,14 +20,34 @@ pub enum Fold {
     Loose,
 }
 
+/// The fold of each ASCII byte, as a table: one load per byte of a name.
+const fn ascii_table(loose: bool) -> [u8; 128] {
+    let mut table = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        let lower = (i as u8).to_ascii_lowercase();
+        table[i] = if loose && (lower == b'-' || lower == b'.') { b'_' } else { lower };
+        i += 1;
+    }
+    table
+}
+
+static LOWER_ASCII: [u8; 128] = ascii_table(false);
+static LOOSE_ASCII: [u8; 128] = ascii_table(true);
+
 impl Fold {
     #[inline]
-    fn ascii(self, b: u8) -> u8 {
-        let lower = b.to_ascii_lowercase();
-        match (self, lower) {
-            (Fold::Loose, b'-' | b'.') => b'_',
-            _ => lower,
+    fn table(self) -> &'static [u8; 128] {
+        match self {
+            Fold::Lower => &LOWER_ASCII,
+            Fold::Loose => &LOOSE_ASCII,
         }
+    }
+
+    /// The fold of an ASCII byte (`b < 0x80`).
+    #[inline]
+    fn ascii(self, b: u8) -> u8 {
+        self.table()[usize::from(b & 0x7F)]
     }
 
     /// Folds `input` into `out` (cleared first). ASCII input takes a byte loop.
@@ -35,7 +55,8 @@ impl Fold {
         out.clear();
         out.reserve(input.len());
         if input.is_ascii() {
-            out.extend(input.iter().map(|&b| self.ascii(b)));
+            let table = self.table();
+            out.extend(input.iter().map(|&b| table[usize::from(b & 0x7F)]));
             return;
         }
         let mut i = 0;
@@ -74,7 +95,8 @@ impl Fold {
     /// allocating (ASCII only; anything else answers false).
     #[inline]
     pub fn is_ascii_fixed_point(self, input: &[u8]) -> bool {
-        input.iter().all(|&b| b.is_ascii() && self.ascii(b) == b)
+        let table = self.table();
+        input.iter().all(|&b| b.is_ascii() && table[usize::from(b & 0x7F)] == b)
     }
 }
 
