@@ -29,13 +29,29 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 
 /// A node: its outgoing edges are `edges[first..first + count]`, sorted by byte;
 /// the payloads of the keys ending here are `payloads[ends..ends_end]`.
+///
+/// Chains of nodes with one child and no key ending are merged (path
+/// compression): entering a node over an edge, a walk must then read the
+/// node's `label` (`labels[label..label_end]`) before it stands on the node.
+/// With a thousand keys, most of a key's bytes lie on such a chain, so a walk
+/// compares them in a row instead of looking up one node per byte.
 #[derive(Clone, Debug, Default)]
 struct Node {
     first: u32,
     count: u32,
     ends: u32,
     ends_end: u32,
+    label: u32,
+    label_end: u32,
+    /// Index in `dense` of this node's full child table, or `NO_TABLE`.
+    table: u32,
 }
+
+const NO_TABLE: u32 = u32::MAX;
+/// Nodes with at least this many children get a 256-entry child table (1 KB):
+/// one load instead of a binary search, where a walk starts (the root) and
+/// wherever keys fan out.
+const DENSE_MIN_CHILDREN: u32 = 16;
 
 /// A frozen trie over byte keys with a payload list per key.
 ///
@@ -45,12 +61,16 @@ struct Node {
 pub struct ByteTrie<T> {
     nodes: Vec<Node>,
     edges: Vec<(u8, u32)>,
+    labels: Vec<u8>,
+    /// Child tables of wide nodes: entry `b` is the child over byte `b`, 0 for
+    /// none (node 0, the root, is nobody's child).
+    dense: Vec<[u32; 256]>,
     payloads: Vec<T>,
 }
 
 impl<T> Default for ByteTrie<T> {
     fn default() -> Self {
-        ByteTrie { nodes: Vec::new(), edges: Vec::new(), payloads: Vec::new() }
+        ByteTrie { nodes: Vec::new(), edges: Vec::new(), labels: Vec::new(), dense: Vec::new(), payloads: Vec::new() }
     }
 }
 
@@ -60,7 +80,9 @@ impl<T> ByteTrie<T> {
     /// The entries are sorted once and the nodes laid out breadth-first from
     /// the sorted runs (node `i` is the `i`-th one created, so the nodes array
     /// is its own queue): a build allocates its output arrays and nothing per
-    /// node or key.
+    /// node or key. A run of keys below an edge continues, before it branches
+    /// or a key ends, with the common prefix of its first and last key (they
+    /// are sorted): that is the child's label.
     pub fn build<K: AsRef<[u8]>>(entries: impl IntoIterator<Item = (K, T)>) -> Self {
         let mut entries: Vec<(K, T)> = entries.into_iter().collect();
         if entries.is_empty() {
@@ -68,45 +90,69 @@ impl<T> ByteTrie<T> {
         }
         entries.sort_unstable_by(|a, b| cmp_keys(a.0.as_ref(), b.0.as_ref()));
         let (keys, payloads): (Vec<K>, Vec<T>) = entries.into_iter().unzip();
-        // One node per distinct non-empty prefix, plus the root: each key adds
-        // the bytes past what it shares with the key before it.
-        let node_count = 1 + keys
+        let key = |i: usize| keys[i].as_ref();
+        // At most one node per distinct non-empty prefix, plus the root (path
+        // compression makes fewer): each key adds the bytes past what it
+        // shares with the key before it.
+        let max_nodes = 1 + keys
             .iter()
             .zip(std::iter::once(&b""[..]).chain(keys.iter().map(AsRef::as_ref)))
             .map(|(k, prev)| k.as_ref().len() - common_prefix(k.as_ref(), prev))
             .sum::<usize>();
         // A node waiting in the queue holds its sorted key range in
         // `ends..ends_end` and its depth in `first`, until its turn sets them.
-        let mut nodes = Vec::with_capacity(node_count);
-        nodes.push(Node { first: 0, count: 0, ends: 0, ends_end: keys.len() as u32 });
-        let mut edges = Vec::with_capacity(node_count - 1);
+        let mut nodes = Vec::with_capacity(max_nodes);
+        nodes.push(Node { ends_end: keys.len() as u32, table: NO_TABLE, ..Node::default() });
+        let mut edges = Vec::with_capacity(max_nodes - 1);
+        let (mut labels, mut dense) = (Vec::new(), Vec::new());
         let mut at = 0;
         while at < nodes.len() {
             let Node { first: depth, ends: lo, ends_end: hi, .. } = nodes[at];
             let (mut lo, hi, depth) = (lo as usize, hi as usize, depth as usize);
             // Keys that end at this depth come first in sorted order.
             let ends_from = lo;
-            while lo < hi && keys[lo].as_ref().len() == depth {
+            while lo < hi && key(lo).len() == depth {
                 lo += 1;
             }
             nodes[at].ends = ends_from as u32;
             nodes[at].ends_end = lo as u32;
             nodes[at].first = edges.len() as u32;
             while lo < hi {
-                let byte = keys[lo].as_ref()[depth];
+                let byte = key(lo)[depth];
                 let mut run_end = lo + 1;
-                while run_end < hi && keys[run_end].as_ref()[depth] == byte {
+                while run_end < hi && key(run_end)[depth] == byte {
                     run_end += 1;
                 }
+                // Every key of the run shares the first and last key's common prefix.
+                let child_depth = common_prefix(key(lo), key(run_end - 1));
+                let label = labels.len() as u32;
+                labels.extend_from_slice(&key(lo)[depth + 1..child_depth]);
                 edges.push((byte, nodes.len() as u32));
-                nodes.push(Node { first: depth as u32 + 1, count: 0, ends: lo as u32, ends_end: run_end as u32 });
+                nodes.push(Node {
+                    first: child_depth as u32,
+                    ends: lo as u32,
+                    ends_end: run_end as u32,
+                    label,
+                    label_end: labels.len() as u32,
+                    table: NO_TABLE,
+                    ..Node::default()
+                });
                 nodes[at].count += 1;
                 lo = run_end;
             }
+            if nodes[at].count >= DENSE_MIN_CHILDREN {
+                let mut table = [0u32; 256];
+                let first = nodes[at].first as usize;
+                for &(byte, child) in &edges[first..] {
+                    table[byte as usize] = child;
+                }
+                nodes[at].table = dense.len() as u32;
+                dense.push(table);
+            }
             at += 1;
         }
-        debug_assert_eq!(nodes.len(), node_count);
-        ByteTrie { nodes, edges, payloads }
+        debug_assert!(nodes.len() <= max_nodes);
+        ByteTrie { nodes, edges, labels, dense, payloads }
     }
 
     /// The payloads of the keys ending at `node`, if any.
@@ -121,6 +167,10 @@ impl<T> ByteTrie<T> {
 
     #[inline]
     fn child(&self, node: &Node, byte: u8) -> Option<u32> {
+        if node.table != NO_TABLE {
+            let child = self.dense[node.table as usize][byte as usize];
+            return (child != 0).then_some(child);
+        }
         // Edges of a node are contiguous: children are pushed right after their parent is popped.
         let edges = &self.edges[node.first as usize..(node.first + node.count) as usize];
         if edges.len() <= 8 {
@@ -135,26 +185,36 @@ impl<T> ByteTrie<T> {
     /// `whole` is true for the key equal to the entire string. Stops when
     /// `visit` breaks.
     #[inline]
-    pub fn walk<I, F>(&self, bytes: I, mut visit: F) -> std::ops::ControlFlow<()>
+    pub fn walk<I, F>(&self, mut bytes: I, mut visit: F) -> std::ops::ControlFlow<()>
     where
         I: Iterator<Item = u8>,
         F: FnMut(&[T], bool) -> std::ops::ControlFlow<()>,
     {
+        use std::ops::ControlFlow::Continue;
         let Some(mut node) = self.nodes.first() else {
-            return std::ops::ControlFlow::Continue(());
+            return Continue(());
         };
-        for b in bytes {
+        loop {
+            let Some(b) = bytes.next() else {
+                return match self.ends(node) {
+                    Some(payloads) => visit(payloads, true),
+                    None => Continue(()),
+                };
+            };
             if let Some(payloads) = self.ends(node) {
                 visit(payloads, false)?;
             }
-            match self.child(node, b) {
-                Some(next) => node = &self.nodes[next as usize],
-                None => return std::ops::ControlFlow::Continue(()),
+            let Some(next) = self.child(node, b) else {
+                return Continue(());
+            };
+            node = &self.nodes[next as usize];
+            // No key ends inside a label: a string that stops or differs there
+            // has no further key as a prefix.
+            for &expected in &self.labels[node.label as usize..node.label_end as usize] {
+                if bytes.next() != Some(expected) {
+                    return Continue(());
+                }
             }
-        }
-        match self.ends(node) {
-            Some(payloads) => visit(payloads, true),
-            None => std::ops::ControlFlow::Continue(()),
         }
     }
 }
@@ -206,5 +266,13 @@ mod tests {
         shared_keys_other_branch: ["b", "a", "b", "ab"], "b" => [(0, true), (2, true)];
         shared_empty_keys: ["", "a", ""], "a" => [(0, false), (2, false), (1, true)];
         many_children_binary_search: ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "jx"], "jx" => [(9, false), (10, true)];
+        dense_root: ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "pq"], "pq" => [(15, false), (17, true)];
+        dense_root_miss: ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q"], "z" => [];
+        label_walked: ["create_issue", "create_repo"], "create_issue" => [(0, true)];
+        label_stops_inside: ["create_issue"], "create" => [];
+        label_differs: ["create_issue"], "create_issuX" => [];
+        label_then_longer_string: ["ab", "abcdef"], "abcdefg" => [(0, false), (1, false)];
+        key_ends_where_label_would: ["abc", "abcd", "abce"], "abcd" => [(0, false), (1, true)];
+        long_chain_then_branch: ["xyz_one", "xyz_two", "xyz_"], "xyz_two" => [(2, false), (1, true)];
     }
 }
