@@ -9,7 +9,8 @@
 //! * globs with no prefix but a literal suffix in a trie of reversed suffixes,
 //!   walked from the end;
 //! * globs with neither (`*infix*`, `*a*b*`) under their longest middle
-//!   literal, found for all of them at once by one Aho-Corasick scan.
+//!   literal, found for all of them at once by one Aho-Corasick scan
+//!   ([`LiteralScanner`]).
 //!
 //! A hit on a key is the whole test for `prefix*`, `*suffix` and `*infix*`;
 //! anything with more structure is verified against its full `SegmentGlob`
@@ -18,9 +19,8 @@
 
 use std::ops::ControlFlow;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
-
 use crate::glob::{GlobShape, SegmentGlob};
+use crate::literals::LiteralScanner;
 use crate::trie::{cmp_keys, ByteTrie};
 
 /// [`Candidate::verify`] of a glob that its key alone decides.
@@ -71,7 +71,7 @@ where
 /// The candidates of key `k` are `candidates[starts[k]..starts[k + 1]]`.
 #[derive(Clone, Debug)]
 struct InfixSet {
-    automaton: AhoCorasick,
+    scanner: LiteralScanner,
     starts: Vec<u32>,
     candidates: Vec<Candidate>,
 }
@@ -81,7 +81,7 @@ impl InfixSet {
         if entries.is_empty() {
             return None;
         }
-        // Sorted, equal keys are neighbours: one automaton pattern each.
+        // Sorted, equal keys are neighbours: one scanner key each.
         entries.sort_unstable_by(|a, b| cmp_keys(a.0, b.0));
         let mut keys: Vec<&[u8]> = Vec::new();
         let mut starts = Vec::new();
@@ -94,12 +94,7 @@ impl InfixSet {
             candidates.push(candidate);
         }
         starts.push(candidates.len() as u32);
-        let automaton = AhoCorasickBuilder::new()
-            .match_kind(MatchKind::Standard)
-            .kind(Some(automaton_kind(&keys)))
-            .build(&keys)
-            .expect("infix literals are plain bytes and always build");
-        Some(InfixSet { automaton, starts, candidates })
+        Some(InfixSet { scanner: LiteralScanner::build(&keys), starts, candidates })
     }
 
     fn keys(&self) -> usize {
@@ -114,41 +109,22 @@ impl InfixSet {
         // A key may occur many times; its candidates are tried once. `seen` is
         // started on the first hit only: most strings hit no infix at all.
         let mut started = false;
-        for m in self.automaton.find_overlapping_iter(s) {
+        self.scanner.for_each_occurrence(s, |key| {
             if !started {
                 seen.start(self.keys());
                 started = true;
             }
-            let key = m.pattern().as_usize();
+            let key = key as usize;
             if !seen.insert(key) {
-                continue;
+                return ControlFlow::Continue(());
             }
             for &c in &self.candidates[self.starts[key] as usize..self.starts[key + 1] as usize] {
                 if c.accepts(s, verify) {
                     f(c.id)?;
                 }
             }
-        }
-        ControlFlow::Continue(())
-    }
-}
-
-/// Keys at most this long in total may use a DFA.
-///
-/// A DFA searches fastest, but the crate builds it in time quadratic in the
-/// length of a periodic key (`aaaa…`: each state's missing transitions follow
-/// the whole failure chain), so one 100 KB infix took over a minute to compile.
-/// The contiguous NFA builds in linear time and searches almost as fast.
-const DFA_MAX_KEY_BYTES: usize = 1024;
-/// The crate's own limit on patterns for a DFA.
-const DFA_MAX_KEYS: usize = 100;
-
-fn automaton_kind(keys: &[&[u8]]) -> AhoCorasickKind {
-    let bytes: usize = keys.iter().map(|k| k.len()).sum();
-    if keys.len() <= DFA_MAX_KEYS && bytes <= DFA_MAX_KEY_BYTES {
-        AhoCorasickKind::DFA
-    } else {
-        AhoCorasickKind::ContiguousNFA
+            ControlFlow::Continue(())
+        })
     }
 }
 

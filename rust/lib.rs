@@ -14,6 +14,7 @@ pub mod fold;
 pub mod glob;
 pub mod groups;
 pub mod index;
+pub mod literals;
 pub mod pairs;
 pub mod rules;
 pub mod trie;
