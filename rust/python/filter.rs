@@ -82,7 +82,25 @@ fn server_glob_problem(server_glob: &Bound<'_, PyAny>) -> PyResult<Option<&'stat
 /// string patterns.
 #[pyfunction]
 fn non_str_positions(entries: &Bound<'_, PyTuple>) -> Vec<usize> {
-    entries.iter().enumerate().filter(|(_, e)| !e.is_instance_of::<PyString>()).map(|(i, _)| i).collect()
+    let items = tuple_items(entries);
+    (0..items.len())
+        .filter(|&i| {
+            if let Some(&ahead) = items.get(i + PREFETCH_AHEAD) {
+                prefetch_object(ahead);
+            }
+            // SAFETY: the tuple holds the item, and no Python code runs here.
+            unsafe { pyo3::ffi::PyUnicode_Check(items[i]) == 0 }
+        })
+        .collect()
+}
+
+/// The item pointers of a tuple, borrowed (the tuple, immutable, holds them):
+/// cheap to walk ahead of for prefetching.
+fn tuple_items(tuple: &Bound<'_, PyTuple>) -> Vec<*mut pyo3::ffi::PyObject> {
+    (0..tuple.len())
+        // SAFETY: `i < len`, so the call neither fails nor sets an error.
+        .map(|i| unsafe { pyo3::ffi::PyTuple_GetItem(tuple.as_ptr(), i as pyo3::ffi::Py_ssize_t) })
+        .collect()
 }
 
 /// A compiled set of `server/tool` string patterns.
@@ -422,17 +440,35 @@ impl PyStaticFilter {
         fn strings<'a>(list: &'a [Bound<'_, PyAny>], what: &str) -> PyResult<Vec<Cow<'a, [u8]>>> {
             list.iter().enumerate().map(|(i, p)| string_bytes(as_str(p, || format!("{what}[{i}]"))?)).collect()
         }
-        fn string_entries<'a>(option: &'a [Bound<'_, PyAny>]) -> PyResult<Vec<(usize, Cow<'a, [u8]>)>> {
-            let mut out = Vec::with_capacity(option.len());
-            for (i, entry) in option.iter().enumerate() {
-                if let Ok(s) = entry.cast::<PyString>() {
-                    out.push((i, string_bytes(s)?));
+        fn string_entries<'a>(option: &'a Bound<'_, PyTuple>) -> PyResult<Vec<(usize, Cow<'a, [u8]>)>> {
+            let items = tuple_items(option);
+            let mut out = Vec::with_capacity(items.len());
+            for (i, &item) in items.iter().enumerate() {
+                if let Some(&ahead) = items.get(i + PREFETCH_AHEAD) {
+                    prefetch_object(ahead);
+                }
+                // SAFETY: the tuple, borrowed for 'a, holds the item, and a
+                // str's UTF-8 view lives (unchanged) as long as the str.
+                unsafe {
+                    if pyo3::ffi::PyUnicode_Check(item) == 0 {
+                        continue;
+                    }
+                    let mut size: pyo3::ffi::Py_ssize_t = 0;
+                    let data = pyo3::ffi::PyUnicode_AsUTF8AndSize(item, &mut size);
+                    let bytes: Cow<'a, [u8]> = if data.is_null() {
+                        // Lone surrogates: encoded losslessly, owned.
+                        drop(PyErr::take(option.py()));
+                        let s = Bound::from_borrowed_ptr(option.py(), item).cast_into_unchecked::<PyString>();
+                        Cow::Owned(string_bytes(&s)?.into_owned())
+                    } else {
+                        Cow::Borrowed(std::slice::from_raw_parts(data.cast::<u8>(), size as usize))
+                    };
+                    out.push((i, bytes));
                 }
             }
             Ok(out)
         }
-        let (include, exclude): (Vec<_>, Vec<_>) = (include.iter().collect(), exclude.iter().collect());
-        let (include, exclude) = (string_entries(&include)?, string_entries(&exclude)?);
+        let (include, exclude) = (string_entries(include)?, string_entries(exclude)?);
         let (include_regex_servers, exclude_regex_servers) = (
             strings(&include_regex_servers, "include_regex_servers")?,
             strings(&exclude_regex_servers, "exclude_regex_servers")?,
