@@ -226,12 +226,13 @@ impl StaticFilter {
     }
 
     /// Decides a run of tools on this thread, resolving each distinct server once.
-    pub fn outcomes_into(&self, pairs: &[(&[u8], &[u8])], out: &mut Vec<Outcome>) {
+    pub fn outcomes_into<'a>(&self, pairs: impl IntoIterator<Item = (&'a [u8], &'a [u8])>, out: &mut Vec<Outcome>) {
         let mut scratch = Scratch::default();
         let mut plans: FxHashMap<&[u8], ServerPlan> = FxHashMap::default();
         let mut last: Option<(&[u8], ServerPlan)> = None;
-        out.reserve(pairs.len());
-        for &(server, tool) in pairs {
+        let pairs = pairs.into_iter();
+        out.reserve(pairs.size_hint().0);
+        for (server, tool) in pairs {
             // Catalogs come grouped by server: try the previous server first.
             if last.as_ref().is_none_or(|(s, _)| !same_bytes(s, server)) {
                 if let Some((s, plan)) = last.take() {
@@ -254,7 +255,7 @@ impl StaticFilter {
         let threads = threads.clamp(1, pairs.len().max(1));
         if threads == 1 {
             let mut out = Vec::new();
-            self.outcomes_into(pairs, &mut out);
+            self.outcomes_into(pairs.iter().copied(), &mut out);
             return out;
         }
         let chunk = pairs.len().div_ceil(threads);
@@ -264,7 +265,7 @@ impl StaticFilter {
                 .map(|part| {
                     scope.spawn(move || {
                         let mut out = Vec::new();
-                        self.outcomes_into(part, &mut out);
+                        self.outcomes_into(part.iter().copied(), &mut out);
                         out
                     })
                 })

@@ -216,15 +216,36 @@ struct Block {
 }
 
 impl Block {
+    /// A block sized for `BLOCK` items of short names: filling it allocates
+    /// nothing, and blocks are recycled, so a batch does not fault in fresh
+    /// pages for every block.
+    fn with_capacity() -> Self {
+        Block { bytes: Vec::with_capacity(BLOCK * 32), spans: Vec::with_capacity(BLOCK) }
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.spans.clear();
+    }
+
     fn copy(&mut self, s: &Bound<'_, PyString>) -> PyResult<(usize, usize)> {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(&string_bytes(s)?);
         Ok((start, self.bytes.len()))
     }
 
-    fn pairs(&self) -> Vec<(&[u8], &[u8])> {
-        self.spans.iter().map(|&(a, b, c, d)| (&self.bytes[a..b], &self.bytes[c..d])).collect()
+    fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        self.spans.iter().map(|&(a, b, c, d)| (&self.bytes[a..b], &self.bytes[c..d]))
     }
+}
+
+/// Blocks that have been matched, kept for the next ones to be read into.
+type Spares = Mutex<Vec<Block>>;
+
+fn spare_block(spares: &Spares) -> Block {
+    let mut block = spares.lock().ok().and_then(|mut s| s.pop()).unwrap_or_else(Block::with_capacity);
+    block.clear();
+    block
 }
 
 /// Reads one item of a batch into a block. The server id of the previous item
@@ -284,20 +305,28 @@ fn list_item_ptr(list: &Bound<'_, PyList>, i: usize) -> Option<*mut pyo3::ffi::P
 
 /// Matches one block and stores its outcomes under its number. Touches no
 /// Python object.
-fn match_block(filter: &StaticFilter, number: usize, block: &Block, done: &Mutex<Vec<Vec<Outcome>>>) {
+fn match_block(filter: &StaticFilter, number: usize, block: Block, done: &Mutex<Vec<Vec<Outcome>>>, spares: &Spares) {
     let mut outcomes = Vec::with_capacity(block.spans.len());
-    filter.outcomes_into(&block.pairs(), &mut outcomes);
+    filter.outcomes_into(block.pairs(), &mut outcomes);
     if let Ok(mut done) = done.lock() {
         done[number] = outcomes;
+    }
+    if let Ok(mut spares) = spares.lock() {
+        spares.push(block);
     }
 }
 
 /// Matches queued blocks until the queue is closed and empty.
-fn match_blocks(filter: &StaticFilter, queue: &Mutex<Receiver<(usize, Block)>>, done: &Mutex<Vec<Vec<Outcome>>>) {
+fn match_blocks(
+    filter: &StaticFilter,
+    queue: &Mutex<Receiver<(usize, Block)>>,
+    done: &Mutex<Vec<Vec<Outcome>>>,
+    spares: &Spares,
+) {
     loop {
         let next = queue.lock().map(|rx| rx.recv());
         let Ok(Ok((number, block))) = next else { return };
-        match_block(filter, number, &block, done);
+        match_block(filter, number, block, done, spares);
     }
 }
 
@@ -321,8 +350,9 @@ impl PyStaticFilter {
         mut read: impl FnMut(&mut Block, &mut Reader<'py>, usize) -> PyResult<()>,
     ) -> PyResult<Vec<Outcome>> {
         let threads = threads_for(n, threads)?;
+        let spares: Spares = Mutex::new(Vec::new());
         let mut read_block = |start: usize| -> PyResult<Block> {
-            let mut block = Block::default();
+            let mut block = spare_block(&spares);
             // Spans point into this block only.
             let mut reader = Reader { last: None };
             for i in start..n.min(start + BLOCK) {
@@ -335,7 +365,10 @@ impl PyStaticFilter {
             let mut out = Vec::with_capacity(n);
             for start in (0..n).step_by(BLOCK) {
                 let block = read_block(start)?;
-                out.extend(py.detach(|| inner.outcomes(&block.pairs(), threads)));
+                py.detach(|| inner.outcomes_into(block.pairs(), &mut out));
+                if let Ok(mut spares) = spares.lock() {
+                    spares.push(block);
+                }
             }
             return Ok(out);
         }
@@ -347,7 +380,7 @@ impl PyStaticFilter {
         let done = Mutex::new(vec![Vec::new(); blocks]);
         let read_result = std::thread::scope(|scope| {
             for _ in 1..threads {
-                scope.spawn(|| match_blocks(inner, &queue, &done));
+                scope.spawn(|| match_blocks(inner, &queue, &done, &spares));
             }
             let mut result = Ok(());
             for number in 0..blocks {
@@ -355,7 +388,7 @@ impl PyStaticFilter {
                     Ok(block) => match sender.try_send((number, block)) {
                         Ok(()) => {}
                         Err(TrySendError::Full((number, block))) => {
-                            py.detach(|| match_block(inner, number, &block, &done));
+                            py.detach(|| match_block(inner, number, block, &done, &spares));
                         }
                         Err(TrySendError::Disconnected(_)) => break,
                     },
@@ -366,7 +399,7 @@ impl PyStaticFilter {
                 }
             }
             drop(sender);
-            py.detach(|| match_blocks(inner, &queue, &done));
+            py.detach(|| match_blocks(inner, &queue, &done, &spares));
             result
         });
         read_result?;
