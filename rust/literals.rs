@@ -14,7 +14,7 @@
 //! quadratic in a long periodic key. This build is one sort and two passes
 //! over the nodes, linear in the total key length.
 
-use crate::trie::cmp_keys;
+use crate::trie::{byte_runs, cmp_keys, dense_table};
 
 /// No node or no key.
 const NONE: u32 = u32::MAX;
@@ -64,26 +64,16 @@ impl LiteralScanner {
                 lo += 1; // distinct keys: at most one ends here
             }
             nodes[at].first = edges.len() as u32;
-            while lo < hi {
-                let byte = key(lo)[depth];
-                let mut run_end = lo + 1;
-                while run_end < hi && key(run_end)[depth] == byte {
-                    run_end += 1;
-                }
+            for (byte, lo, run_end) in byte_runs(|i| &keys[order[i] as usize], lo, hi, depth) {
                 edges.push((byte, nodes.len() as u32));
                 nodes.push(Node { key: NONE, next_output: NONE, ..root });
                 pending.push((lo as u32, run_end as u32, depth as u32 + 1));
                 nodes[at].count += 1;
-                lo = run_end;
             }
             // The root always: a scan falls back to it on most bytes.
             if at == 0 || nodes[at].count >= DENSE_MIN_CHILDREN {
-                let mut table = [NONE; 256];
-                for &(byte, child) in &edges[nodes[at].first as usize..] {
-                    table[byte as usize] = child;
-                }
                 nodes[at].table = dense.len() as u32;
-                dense.push(table);
+                dense.push(dense_table(&edges[nodes[at].first as usize..], NONE));
             }
             at += 1;
         }

@@ -27,6 +27,37 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
+/// The runs of keys in sorted `keys[lo..hi]` that share the byte at `depth`
+/// (every key there is longer than `depth`), as `(byte, run_lo, run_hi)`.
+pub(crate) fn byte_runs<'k, K: AsRef<[u8]> + 'k>(
+    keys: impl Fn(usize) -> &'k K,
+    mut lo: usize,
+    hi: usize,
+    depth: usize,
+) -> impl Iterator<Item = (u8, usize, usize)> {
+    std::iter::from_fn(move || {
+        if lo >= hi {
+            return None;
+        }
+        let byte = keys(lo).as_ref()[depth];
+        let start = lo;
+        lo += 1;
+        while lo < hi && keys(lo).as_ref()[depth] == byte {
+            lo += 1;
+        }
+        Some((byte, start, lo))
+    })
+}
+
+/// A 256-entry child table from sorted edges; `absent` marks bytes with no child.
+pub(crate) fn dense_table(edges: &[(u8, u32)], absent: u32) -> [u32; 256] {
+    let mut table = [absent; 256];
+    for &(byte, child) in edges {
+        table[byte as usize] = child;
+    }
+    table
+}
+
 /// A node: its outgoing edges are `edges[first..first + count]`, sorted by byte;
 /// the payloads of the keys ending here are `payloads[ends..ends_end]`.
 ///
@@ -117,12 +148,7 @@ impl<T> ByteTrie<T> {
             nodes[at].ends = ends_from as u32;
             nodes[at].ends_end = lo as u32;
             nodes[at].first = edges.len() as u32;
-            while lo < hi {
-                let byte = key(lo)[depth];
-                let mut run_end = lo + 1;
-                while run_end < hi && key(run_end)[depth] == byte {
-                    run_end += 1;
-                }
+            for (byte, lo, run_end) in byte_runs(|i| &keys[i], lo, hi, depth) {
                 // Every key of the run shares the first and last key's common prefix.
                 let child_depth = common_prefix(key(lo), key(run_end - 1));
                 let label = labels.len() as u32;
@@ -138,16 +164,10 @@ impl<T> ByteTrie<T> {
                     ..Node::default()
                 });
                 nodes[at].count += 1;
-                lo = run_end;
             }
             if nodes[at].count >= DENSE_MIN_CHILDREN {
-                let mut table = [0u32; 256];
-                let first = nodes[at].first as usize;
-                for &(byte, child) in &edges[first..] {
-                    table[byte as usize] = child;
-                }
                 nodes[at].table = dense.len() as u32;
-                dense.push(table);
+                dense.push(dense_table(&edges[nodes[at].first as usize..], 0));
             }
             at += 1;
         }
