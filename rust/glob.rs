@@ -77,7 +77,8 @@ pub struct GlobShape<'a> {
 
 impl<'a> GlobShape<'a> {
     pub fn of(pattern: &'a [u8]) -> Self {
-        let mut stars = memchr::memchr_iter(b'*', pattern);
+        // A plain scan: globs are short, and memchr's per-call cost dominated.
+        let mut stars = pattern.iter().enumerate().filter(|&(_, &b)| b == b'*').map(|(i, _)| i);
         let Some(first) = stars.next() else {
             return GlobShape { prefix: pattern, longest_middle: b"", middles: 0, suffix: b"", has_star: false };
         };
