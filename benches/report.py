@@ -46,8 +46,11 @@ def main() -> int:
         "# Benchmark results\n\n## Tool filter\n\n"
         f"Command: `python benches/report.py --sizes {args.sizes} --counts {args.counts}`\n\n"
         f"Machine: {machine}\n\n"
-        "Ratios are baseline time over fast time per unit, measured side by side in one run;"
-        " medians of 3 to 9 rounds. Slow baselines run on a prefix sample of the catalog.\n\n"
+        "Ratios are baseline time over fast time per unit, measured side by side in one run:"
+        " each comparison times the fast path and its baseline in turn, round after round"
+        " (medians of 3 to 9 rounds), so the fast column differs a little from row to row."
+        " Slow baselines run on a prefix sample of the catalog. On this shared VM the same"
+        " ratio moves by up to a third between runs.\n\n"
         f"{table}\n"
     )
     print(text)
