@@ -14,7 +14,7 @@
 //! quadratic in a long periodic key. This build is one sort and two passes
 //! over the nodes, linear in the total key length.
 
-use crate::trie::{byte_runs, cmp_keys, dense_table};
+use crate::trie::{byte_runs, cmp_keys, dense_table, find_edge};
 
 /// No node or no key.
 const NONE: u32 = u32::MAX;
@@ -105,12 +105,7 @@ impl LiteralScanner {
         if node.table != NONE {
             return self.dense[node.table as usize][byte as usize];
         }
-        let edges = &self.edges[node.first as usize..(node.first + node.count) as usize];
-        if edges.len() <= 8 {
-            edges.iter().find(|(b, _)| *b == byte).map_or(NONE, |&(_, n)| n)
-        } else {
-            edges.binary_search_by_key(&byte, |(b, _)| *b).map_or(NONE, |i| edges[i].1)
-        }
+        find_edge(&self.edges[node.first as usize..(node.first + node.count) as usize], byte).unwrap_or(NONE)
     }
 
     /// The state after reading `byte` in `state`.

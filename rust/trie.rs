@@ -49,6 +49,17 @@ pub(crate) fn byte_runs<'k, K: AsRef<[u8]> + 'k>(
     })
 }
 
+/// The child over `byte` among a node's edges (sorted by byte): a scan for a
+/// few, a binary search for more.
+#[inline]
+pub(crate) fn find_edge(edges: &[(u8, u32)], byte: u8) -> Option<u32> {
+    if edges.len() <= 8 {
+        edges.iter().find(|(b, _)| *b == byte).map(|&(_, n)| n)
+    } else {
+        edges.binary_search_by_key(&byte, |(b, _)| *b).ok().map(|i| edges[i].1)
+    }
+}
+
 /// A 256-entry child table from sorted edges; `absent` marks bytes with no child.
 pub(crate) fn dense_table(edges: &[(u8, u32)], absent: u32) -> [u32; 256] {
     let mut table = [absent; 256];
@@ -192,12 +203,7 @@ impl<T> ByteTrie<T> {
             return (child != 0).then_some(child);
         }
         // Edges of a node are contiguous: children are pushed right after their parent is popped.
-        let edges = &self.edges[node.first as usize..(node.first + node.count) as usize];
-        if edges.len() <= 8 {
-            edges.iter().find(|(b, _)| *b == byte).map(|&(_, n)| n)
-        } else {
-            edges.binary_search_by_key(&byte, |(b, _)| *b).ok().map(|i| edges[i].1)
-        }
+        find_edge(&self.edges[node.first as usize..(node.first + node.count) as usize], byte)
     }
 
     /// Walks `bytes` (an iterator over the string, forwards or backwards) and
