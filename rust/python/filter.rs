@@ -10,7 +10,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PyString, PyTuple};
 
-use super::{as_str, bytes_str, prefetch_object, str_bytes, string_bytes, ToolLayout};
+use super::{as_str, bytes_str, prefetch_object, str_bytes, str_ptr_bytes, string_bytes, ToolLayout};
 use crate::filter::{FlagScratch, Outcome, Side, StaticFilter};
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
@@ -480,23 +480,11 @@ impl PyStaticFilter {
                 if let Some(&ahead) = items.get(i + PREFETCH_AHEAD) {
                     prefetch_object(ahead);
                 }
-                // SAFETY: the tuple, borrowed for 'a, holds the item, and a
-                // str's UTF-8 view lives (unchanged) as long as the str.
+                // SAFETY: the tuple, borrowed for 'a, holds the item.
                 unsafe {
-                    if pyo3::ffi::PyUnicode_Check(item) == 0 {
-                        continue;
+                    if pyo3::ffi::PyUnicode_Check(item) != 0 {
+                        out.push((i, str_ptr_bytes(option.py(), item)?));
                     }
-                    let mut size: pyo3::ffi::Py_ssize_t = 0;
-                    let data = pyo3::ffi::PyUnicode_AsUTF8AndSize(item, &mut size);
-                    let bytes: Cow<'a, [u8]> = if data.is_null() {
-                        // Lone surrogates: encoded losslessly, owned.
-                        drop(PyErr::take(option.py()));
-                        let s = Bound::from_borrowed_ptr(option.py(), item).cast_into_unchecked::<PyString>();
-                        Cow::Owned(string_bytes(&s)?.into_owned())
-                    } else {
-                        Cow::Borrowed(std::slice::from_raw_parts(data.cast::<u8>(), size as usize))
-                    };
-                    out.push((i, bytes));
                 }
             }
             Ok(out)

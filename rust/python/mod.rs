@@ -34,22 +34,29 @@ pub(crate) fn as_str<'a, 'py>(
 
 /// The generalized UTF-8 bytes of a Python `str`.
 pub(crate) fn string_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
-    match s.to_str() {
-        Ok(text) => Ok(Cow::Borrowed(text.as_bytes())),
-        // Only lone surrogates make the UTF-8 view fail; encode them losslessly.
-        // The C call, not `s.encode(...)`: a str subclass cannot run code here.
-        Err(_) => {
-            let encoded = unsafe {
-                let ptr = pyo3::ffi::PyUnicode_AsEncodedString(
-                    s.as_ptr(),
-                    c"utf-8".as_ptr(),
-                    c"surrogatepass".as_ptr(),
-                );
-                Bound::from_owned_ptr_or_err(s.py(), ptr)?
-            };
-            Ok(Cow::Owned(encoded.cast::<PyBytes>()?.as_bytes().to_vec()))
-        }
+    // SAFETY: `s` is a str, and the borrow keeps it alive for 'a.
+    unsafe { str_ptr_bytes(s.py(), s.as_ptr()) }
+}
+
+/// The generalized UTF-8 bytes of the `str` at `ptr`, borrowed for `'a`.
+///
+/// # Safety
+/// `ptr` is a `str` (a subclass too) that its owner keeps alive for `'a`; a
+/// str never changes, and its UTF-8 view lives as long as it does.
+pub(crate) unsafe fn str_ptr_bytes<'a>(py: Python<'_>, ptr: *mut ffi::PyObject) -> PyResult<Cow<'a, [u8]>> {
+    let mut size: ffi::Py_ssize_t = 0;
+    let data = ffi::PyUnicode_AsUTF8AndSize(ptr, &mut size);
+    if !data.is_null() {
+        return Ok(Cow::Borrowed(std::slice::from_raw_parts(data.cast::<u8>(), size as usize)));
     }
+    // Only lone surrogates make the UTF-8 view fail; encode them losslessly.
+    // The C call, not `s.encode(...)`: a str subclass cannot run code here.
+    drop(PyErr::take(py));
+    let encoded = Bound::from_owned_ptr_or_err(
+        py,
+        ffi::PyUnicode_AsEncodedString(ptr, c"utf-8".as_ptr(), c"surrogatepass".as_ptr()),
+    )?;
+    Ok(Cow::Owned(encoded.cast::<PyBytes>()?.as_bytes().to_vec()))
 }
 
 /// The Python `str` for generalized UTF-8 bytes.
@@ -179,6 +186,9 @@ fn register_tool_class(probe: &Bound<'_, PyAny>) -> PyResult<bool> {
         return Ok(false);
     }
     let class_dict = class.getattr("__dict__")?;
+    let basic_size: usize = class.getattr("__basicsize__")?.extract()?;
+    let word = std::mem::size_of::<*mut ffi::PyObject>();
+    let header = std::mem::size_of::<ffi::PyObject>();
     let mut offsets = [0usize; 2];
     for (slot, attr) in offsets.iter_mut().zip(["server_id", "name"]) {
         if !class_dict.get_item(attr)?.is_instance(&slot_type)? {
@@ -188,9 +198,6 @@ fn register_tool_class(probe: &Bound<'_, PyAny>) -> PyResult<bool> {
         if !value.is_instance_of::<PyString>() {
             return Ok(false);
         }
-        let basic_size: usize = class.getattr("__basicsize__")?.extract()?;
-        let word = std::mem::size_of::<*mut ffi::PyObject>();
-        let header = std::mem::size_of::<ffi::PyObject>();
         let found: Vec<usize> = (header..basic_size.saturating_sub(word - 1))
             .step_by(word)
             .filter(|&offset| ToolLayout::field(probe.as_ptr(), offset) == value.as_ptr())
