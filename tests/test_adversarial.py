@@ -10,6 +10,7 @@ Timings are not asserted here (see the README's Guarantees and the notes).
 from __future__ import annotations
 
 import copy
+import gc
 import pickle
 import re
 import sys
@@ -486,6 +487,84 @@ def test_another_thread_mutating_the_batch_does_not_tear_the_answer():
         thread.join()
 
 
+class _Allocated:
+    """An object whose allocation counts toward a collection (no free list)."""
+
+
+def _collections_mutate(tools, extra):
+    """A gc callback that inserts ``extra`` at the front of ``tools`` once, when
+    a collection starts while the calling frame has set ``armed``."""
+    def callback(phase, info):
+        if phase == "start" and sys._getframe(1).f_locals.get("armed") and extra not in tools:
+            tools.insert(0, extra)
+    return callback
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_collection_cannot_shift_a_batch_read_in_place(threads):
+    # A batch reads the caller's list in place. The one allocation its reading
+    # can make is the exception of a name with a lone surrogate, and on
+    # CPython before 3.12 an allocation may start the cyclic collector, whose
+    # callbacks and finalizers are Python code. The collector is paused while
+    # the batch reads, so that code runs only once the answer's objects are
+    # held: the answer is about the list as it was given.
+    hidden = Tool("s", "delete_repo")
+    tools = [Tool("s", f"t{i}") for i in range(20_000)]
+    tools[10_000] = Tool("s", "bad\ud800")
+    given_tools = list(tools)
+    f = toolfilter_fast.compile(exclude=["*/delete_*"])
+    select = f._static.select_tools
+    callback = _collections_mutate(tools, hidden)
+    old_threshold = gc.get_threshold()
+    gc.callbacks.append(callback)
+    try:
+        gc.set_threshold(1)
+        armed = True  # read by the callback through the frame
+        got = select(tools, "items", None, False, threads)
+        mutated_during = tools[0] is hidden
+        # An allocation after the batch starts a collection: the callback works.
+        _Allocated()
+        armed = False  # noqa: F841
+    finally:
+        gc.set_threshold(*old_threshold)
+        gc.callbacks.remove(callback)
+    assert tools[0] is hidden
+    assert not mutated_during
+    assert got == given_tools
+    assert gc.isenabled()
+
+
+def test_a_batch_leaves_the_collector_as_it_found_it():
+    f = toolfilter_fast.compile(exclude=["*/delete_*"])
+    tools = [Tool("s", "a"), Tool("s", "delete_x")]
+    assert gc.isenabled()
+    assert f.static_filter(tools) == tools[:1]
+    assert gc.isenabled()
+    with pytest.raises(TypeError, match=r"tools\[1\] is not a tool"):
+        f.static_filter([tools[0], object()])
+    assert gc.isenabled()
+    with pytest.raises(TypeError, match=r"pairs\[1\] must be"):
+        f.static_mask_pairs([("s", "a"), "s/a"])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert f.static_mask_columns(["s", "s"], ["a", "delete_x"]) == [True, False]
+        assert f.static_filter([object.__new__(type("T", (), {"server_id": "s", "name": "a"}))])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_list_subclass_is_read_through_its_iterator():
+    class Reversed(list):
+        def __iter__(self):
+            return iter(list(list.__iter__(self))[::-1])
+    f = toolfilter_fast.compile(exclude=["*/delete_*"])
+    tools = Reversed([Tool("s", "a"), Tool("s", "delete_x"), Tool("s", "b")])
+    assert f.static_filter(tools) == [tools[2], tools[0]]
+    assert f.static_mask(tools) == [True, False, True]
+
+
 def test_functions_may_reenter_the_filter():
     depth = []
 
@@ -522,7 +601,7 @@ def test_unbounded_reentry_fails_closed_where_it_breaks():
 
 def test_a_sleeping_function_holds_no_lock():
     # One thread's pattern function waits until another thread has used the
-    # same filter (scalar and a batch that releases the GIL) and the same
+    # same filter (scalar and a batch on two threads) and the same
     # catalog. If any of them held a lock across the call, this would time out.
     slow_started, other_done = threading.Event(), threading.Event()
     waited = []

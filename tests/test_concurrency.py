@@ -1,8 +1,8 @@
 """Eight threads share one filter and one catalog for a bounded time.
 
 Two refresh servers (swapping each between two tool lists), two list, two
-resolve and two run batches (on one thread and on every core, so the GIL is
-released mid-batch). Every answer must equal one computed single-threaded
+resolve and two run batches (on one thread and on every core; a batch holds
+the GIL while it reads, and the others run between batches). Every answer must equal one computed single-threaded
 beforehand: a listing shows, server by server, exactly the visible tools of
 one of that server's two lists (never a mix), a resolve returns a tool that is
 visible in one of them or raises ToolNotFoundError only where one hides or

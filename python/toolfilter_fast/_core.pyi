@@ -49,16 +49,16 @@ class StaticFilter:
     def flags(self, server_id: str, name: str) -> int: ...
     def outcome(self, server_id: str, name: str) -> int: ...
     def select_tools(
-        self, tools: list[object], mode: str, judge: Callable[[int], bool] | None = None,
+        self, tools: list[object], mode: str, judge: Callable[[object], bool] | None = None,
         recheck: bool = False, threads: int | None = None,
     ) -> list[object]: ...
     def select_pairs(
         self, pairs: list[tuple[str, str]], mode: str,
-        judge: Callable[[int], bool] | None = None, threads: int | None = None,
+        judge: Callable[[str, str], bool] | None = None, threads: int | None = None,
     ) -> list[object]: ...
     def select_columns(
         self, server_ids: list[str], names: list[str], mode: str,
-        judge: Callable[[int], bool] | None = None, threads: int | None = None,
+        judge: Callable[[str, str], bool] | None = None, threads: int | None = None,
     ) -> list[object]: ...
 
 # --- tool groups ---------------------------------------------------------------

@@ -212,26 +212,26 @@ class ToolFilter:
 
     # --- batches -------------------------------------------------------------------
     #
-    # The core decides string patterns for a whole batch with the GIL released
-    # (both cores for big batches); Python is called back only for the tools a
-    # regex may decide, and, in the dynamic forms, for the tools functions judge.
-
-    # Every batch works on its own copy of the input: pattern functions, tool
-    # properties and other threads (the GIL is released while the core
-    # matches) may change the caller's list meanwhile, and the answer must be
-    # about the items that were judged, never a shifted neighbour.
+    # The core decides string patterns for a whole batch (both cores for big
+    # batches); Python is called back only for the tools a regex may decide,
+    # and, in the dynamic forms, for the tools functions judge.
+    #
+    # A list is read in place, not copied: the core holds the GIL from the
+    # first item read to the last object taken for the answer and runs no
+    # Python code in between (a tool read through a property makes it switch
+    # to a private copy first), so pattern functions, properties and other
+    # threads cannot shift an item under it. The callbacks receive the objects
+    # that were judged, never a position to look up again. Anything but an
+    # exact list (a tuple, a generator, a list subclass) is copied into one.
 
     def _tools_batch(self, tools: Iterable[Any], mode: str, ctx: Any, dynamic: bool,
                      threads: int | None) -> list[Any]:
-        items = list(tools)
+        items = _as_list(tools)
         if dynamic and self._dynamic:
-            def judge(i: int) -> bool:
-                return self.visible(items[i], ctx)
+            def judge(tool: Any) -> bool:
+                return self.visible(tool, ctx)
             return self._static.select_tools(items, mode, judge, True, threads)
-
-        def judge_static(i: int) -> bool:
-            return self.static_visible(items[i])
-        return self._static.select_tools(items, mode, judge_static, False, threads)
+        return self._static.select_tools(items, mode, self.static_visible, False, threads)
 
     def static_filter(self, tools: Iterable[Any], *, threads: int | None = None) -> list[Any]:
         """The tools that :meth:`static_visible` keeps, in input order (same objects)."""
@@ -256,22 +256,15 @@ class ToolFilter:
     def static_mask_pairs(self, pairs: Iterable[tuple[str, str]], *, indices: bool = False,
                           threads: int | None = None) -> list[Any]:
         """:meth:`static_visible` over ``(server_id, name)`` tuples, as bools or indices."""
-        items = list(pairs)
-
-        def judge(i: int) -> bool:
-            return self._static_pair(*items[i])
-        return self._static.select_pairs(items, "indices" if indices else "mask", judge, threads)
+        return self._static.select_pairs(_as_list(pairs), "indices" if indices else "mask",
+                                         self._static_pair, threads)
 
     def static_mask_columns(self, server_ids: Sequence[str], names: Sequence[str], *,
                             indices: bool = False, threads: int | None = None) -> list[Any]:
         """:meth:`static_visible` over two parallel lists of strings, as bools or indices."""
-        servers = list(server_ids)
-        tool_names = list(names)
-
-        def judge(i: int) -> bool:
-            return self._static_pair(servers[i], tool_names[i])
         return self._static.select_columns(
-            servers, tool_names, "indices" if indices else "mask", judge, threads,
+            _as_list(server_ids), _as_list(names), "indices" if indices else "mask",
+            self._static_pair, threads,
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -306,6 +299,11 @@ class ToolFilter:
 #: older release can say so instead of failing obscurely. Pickles made before
 #: the number existed carry no fourth argument and read as format 1.
 PICKLE_FORMAT = 1
+
+
+def _as_list(items: Iterable[Any]) -> list[Any]:
+    """``items`` itself when it is an exact list (a batch reads it in place), else a list of it."""
+    return items if type(items) is list else list(items)
 
 
 def _rebuild(cls: type[ToolFilter], include: list[Any], exclude: list[Any],

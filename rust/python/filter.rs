@@ -161,8 +161,7 @@ impl PySegmentGlob {
     }
 }
 
-/// Tools per block: the GIL is taken to read a block's strings, then released
-/// while the block is matched, so a batch holds references for one block only.
+/// Tools per block: the unit a batch reads, hands to a worker and matches.
 const BLOCK: usize = 1 << 13;
 /// Batches smaller than this are matched on the calling thread alone.
 const PARALLEL_MIN: usize = 1 << 14;
@@ -205,9 +204,9 @@ fn threads_for(n: usize, threads: Option<usize>) -> PyResult<usize> {
     Ok(wanted.min(MAX_THREADS))
 }
 
-/// A block of a batch with its strings copied out of Python, so that the GIL
-/// can be released while it is matched: nothing borrowed from a Python object
-/// is touched without the GIL, whatever other threads do to the input.
+/// A block of a batch with its strings copied out of Python, so that a worker
+/// thread can match it without the GIL: nothing borrowed from a Python object
+/// is touched off the calling thread.
 #[derive(Default)]
 struct Block {
     bytes: Vec<u8>,
@@ -330,21 +329,69 @@ fn match_blocks(
     }
 }
 
+/// A batch reads the caller's list in place, with no copy: the calling
+/// thread holds the GIL from the first item read to the last object taken
+/// for the answer, and runs no Python code in between, so no other thread,
+/// pattern function or property can change the list meanwhile. The one hole
+/// is the cyclic garbage collector, which an allocation (the exception of a
+/// string that cannot be read) may start and whose finalizers are Python
+/// code; it is paused for that stretch. Before anything that does run Python
+/// code (a tool read through its attributes), the batch switches to a
+/// private copy of the list, taken while the list is still as it was given.
+struct InPlace<'py> {
+    /// Where items are read from: the caller's list, then perhaps a copy.
+    source: Bound<'py, PyList>,
+    /// Whether the collector was running and is paused by this batch.
+    paused: bool,
+    copied: bool,
+}
+
+impl<'py> InPlace<'py> {
+    fn new(list: &Bound<'py, PyList>) -> Self {
+        // SAFETY: the GIL is held (`list` is bound to it).
+        let was_enabled = unsafe { pyo3::ffi::PyGC_Disable() } == 1;
+        InPlace { source: list.clone(), paused: was_enabled, copied: false }
+    }
+
+    /// Called before Python code may run: reads go to a private copy from now on.
+    fn copy(&mut self) -> PyResult<()> {
+        if !self.copied {
+            self.source = self.source.get_slice(0, self.source.len());
+            self.copied = true;
+        }
+        self.resume();
+        Ok(())
+    }
+
+    /// Lets the collector run again (it must, before Python code runs).
+    fn resume(&mut self) {
+        if std::mem::take(&mut self.paused) {
+            // SAFETY: the GIL is held (`source` is bound to it).
+            unsafe { pyo3::ffi::PyGC_Enable() };
+        }
+    }
+}
+
+impl Drop for InPlace<'_> {
+    fn drop(&mut self) {
+        self.resume();
+    }
+}
+
 impl PyStaticFilter {
-    /// Decides `n` items in blocks: `read(block, reader, i)` copies item `i`
-    /// with the GIL held.
+    /// Decides `n` items in blocks: `read(block, reader, i)` copies item `i`.
     ///
-    /// With one thread, each block is matched right after it is read. With
-    /// more, the calling thread reads (it alone may touch Python) and hands
-    /// blocks to worker threads; when the workers are behind (the bounded
-    /// queue is full) it matches the block it just read itself, with the GIL
-    /// released, instead of waiting, so reading and matching share the cores
+    /// The calling thread holds the GIL throughout (see [`InPlace`]). With one
+    /// thread, each block is matched right after it is read. With more, the
+    /// calling thread reads (it alone may touch Python) and hands blocks to
+    /// worker threads, which match them without the GIL; when the workers are
+    /// behind (the bounded queue is full) it matches the block it just read
+    /// itself instead of waiting, so reading and matching share the cores
     /// whichever is the slower. When reading is done it matches alongside the
     /// workers. At most a few blocks are in flight, so memory stays flat in
     /// the batch size.
     fn decide<'py>(
         &self,
-        py: Python<'py>,
         n: usize,
         threads: Option<usize>,
         mut read: impl FnMut(&mut Block, &mut Reader<'py>, usize) -> PyResult<()>,
@@ -365,7 +412,7 @@ impl PyStaticFilter {
             let mut out = Vec::with_capacity(n);
             for start in (0..n).step_by(BLOCK) {
                 let block = read_block(start)?;
-                py.detach(|| inner.outcomes_into(block.pairs(), &mut out));
+                inner.outcomes_into(block.pairs(), &mut out);
                 if let Ok(mut spares) = spares.lock() {
                     spares.push(block);
                 }
@@ -388,7 +435,7 @@ impl PyStaticFilter {
                     Ok(block) => match sender.try_send((number, block)) {
                         Ok(()) => {}
                         Err(TrySendError::Full((number, block))) => {
-                            py.detach(|| match_block(inner, number, block, &done, &spares));
+                            match_block(inner, number, block, &done, &spares);
                         }
                         Err(TrySendError::Disconnected(_)) => break,
                     },
@@ -399,7 +446,7 @@ impl PyStaticFilter {
                 }
             }
             drop(sender);
-            py.detach(|| match_blocks(inner, &queue, &done, &spares));
+            match_blocks(inner, &queue, &done, &spares);
             result
         });
         read_result?;
@@ -412,36 +459,74 @@ impl PyStaticFilter {
     }
 }
 
-/// Builds a batch's answer; `judge(i)` is called (with the GIL) for every item
-/// the core could not decide, and, with `recheck`, for every visible one too.
+/// What the answer of a batch needs of one item: the object (a tool) or the
+/// two strings (a pair), taken with a reference of its own before any Python
+/// code runs.
+enum Held<'py> {
+    Tool(Bound<'py, PyAny>),
+    Pair(Bound<'py, PyAny>, Bound<'py, PyAny>),
+}
+
+impl<'py> Held<'py> {
+    fn judged(&self, judge: &Bound<'py, PyAny>) -> PyResult<bool> {
+        match self {
+            Held::Tool(tool) => judge.call1((tool,)),
+            Held::Pair(server, name) => judge.call1((server, name)),
+        }?
+        .is_truthy()
+    }
+}
+
+/// Builds a batch's answer; `judge(tool)` (or `judge(server_id, name)`) is
+/// called for every item the core could not decide, and, with `recheck`, for
+/// every visible one too.
+///
+/// First, still with the input as it was read ([`InPlace`]), every item the
+/// answer needs is taken with a reference of its own (`hold(i)`, which must
+/// run no Python code); only then is the collector resumed and Python called.
 fn answer<'py>(
     py: Python<'py>,
     outcomes: &[Outcome],
     select: Select,
-    items: Option<&Bound<'py, PyList>>,
     judge: Option<&Bound<'py, PyAny>>,
     recheck: bool,
+    mut in_place: InPlace<'py>,
+    mut hold: impl FnMut(&Bound<'py, PyList>, usize) -> PyResult<Held<'py>>,
 ) -> PyResult<Bound<'py, PyList>> {
+    let needed = |outcome: Outcome| match outcome {
+        Outcome::Hidden => false,
+        Outcome::Undecided => true,
+        Outcome::Visible => recheck || matches!(select, Select::Items),
+    };
+    let mut held = Vec::new();
+    for (i, &outcome) in outcomes.iter().enumerate() {
+        if needed(outcome) {
+            held.push(hold(&in_place.source, i)?);
+        }
+    }
+    in_place.resume();
+    drop(in_place);
+    let mut held = held.into_iter();
     let out = PyList::empty(py);
-    for (i, outcome) in outcomes.iter().enumerate() {
-        let keep = match (outcome, judge) {
-            (Outcome::Hidden, _) => false,
-            (Outcome::Visible, Some(j)) if recheck => j.call1((i,))?.is_truthy()?,
-            (Outcome::Visible, _) => true,
-            (Outcome::Undecided, Some(j)) => j.call1((i,))?.is_truthy()?,
-            (Outcome::Undecided, None) => {
+    for (i, &outcome) in outcomes.iter().enumerate() {
+        let item = if needed(outcome) { held.next() } else { None };
+        let keep = match (outcome, judge, &item) {
+            (Outcome::Hidden, _, _) => false,
+            (Outcome::Visible, Some(j), Some(item)) if recheck => item.judged(j)?,
+            (Outcome::Visible, _, _) => true,
+            (Outcome::Undecided, Some(j), Some(item)) => item.judged(j)?,
+            (Outcome::Undecided, _, _) => {
                 return Err(PyValueError::new_err("a regex pattern needs a judge for undecided tools"));
             }
         };
         match select {
-            Select::Items if keep => {
-                let list = items.ok_or_else(|| PyValueError::new_err("mode 'items' needs a list"))?;
-                out.append(list.get_item(i)?)?;
-            }
-            Select::Items | Select::Indices if !keep => {}
-            Select::Indices => out.append(i)?,
             Select::Mask => out.append(PyBool::new(py, keep))?,
-            Select::Items => unreachable!("both keep cases handled above"),
+            _ if !keep => {}
+            Select::Indices => out.append(i)?,
+            Select::Items => match item {
+                Some(Held::Tool(tool)) => out.append(tool)?,
+                _ => return Err(PyValueError::new_err("mode 'items' needs a list of tools")),
+            },
         }
     }
     Ok(out)
@@ -538,7 +623,9 @@ impl PyStaticFilter {
         let server_id = intern!(py, "server_id");
         let name = intern!(py, "name");
         let layout = ToolLayout::get();
-        let outcomes = self.decide(py, tools.len(), threads, |block, reader, i| {
+        let mut in_place = InPlace::new(tools);
+        let outcomes = self.decide(tools.len(), threads, |block, reader, i| {
+            let tools = &in_place.source;
             if let Some(layout) = layout {
                 // Start loading the name of a tool a few items ahead.
                 if let Some(ahead) = list_item_ptr(tools, i + PREFETCH_AHEAD) {
@@ -549,8 +636,10 @@ impl PyStaticFilter {
                     return reader.push(block, &s, &t);
                 }
             }
-            // An owned reference: reading attributes may run Python code.
-            let tool = tools.get_item(i)?;
+            // Reading attributes may run Python code: from here on the batch
+            // reads a private copy, and holds a reference to the tool.
+            in_place.copy()?;
+            let tool = in_place.source.get_item(i)?;
             let field = |attr: &Bound<'py, PyString>, what: &str| -> PyResult<Bound<'py, PyString>> {
                 // Only a missing attribute means "not a tool"; anything else a
                 // property raises (KeyboardInterrupt included) propagates as is.
@@ -569,10 +658,12 @@ impl PyStaticFilter {
             let (s, t) = (field(server_id, "server_id")?, field(name, "name")?);
             reader.push(block, &s, &t)
         })?;
-        answer(py, &outcomes, select, Some(tools), judge, recheck)
+        answer(py, &outcomes, select, judge, recheck, in_place, |tools, i| Ok(Held::Tool(tools.get_item(i)?)))
     }
 
-    /// A batch over a list of `(server_id, name)` tuples.
+    /// A batch over a list of `(server_id, name)` tuples (read in place, as
+    /// `select_tools`; reading a tuple runs no Python code). `judge` is called
+    /// as `judge(server_id, name)`.
     #[pyo3(signature = (pairs, mode, judge=None, threads=None))]
     fn select_pairs<'py>(
         &self,
@@ -583,25 +674,33 @@ impl PyStaticFilter {
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
         let select = Select::parse(mode)?;
-        let outcomes = self.decide(py, pairs.len(), threads, |block, reader, i| {
-            if let Some(ahead) = list_item_ptr(pairs, i + PREFETCH_AHEAD) {
-                prefetch_object(ahead);
-            }
+        let pair_at = |i: usize| -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
             let item = list_item(pairs, i)?;
             let pair = item
                 .cast::<PyTuple>()
                 .ok()
                 .filter(|t| t.len() == 2)
                 .ok_or_else(|| PyTypeError::new_err(format!("pairs[{i}] must be a (server_id, name) tuple")))?;
-            let (s, t) = (pair.get_item(0)?, pair.get_item(1)?);
+            Ok((pair.get_item(0)?, pair.get_item(1)?))
+        };
+        let in_place = InPlace::new(pairs);
+        let outcomes = self.decide(pairs.len(), threads, |block, reader, i| {
+            if let Some(ahead) = list_item_ptr(pairs, i + PREFETCH_AHEAD) {
+                prefetch_object(ahead);
+            }
+            let (s, t) = pair_at(i)?;
             let s = as_str(&s, || format!("pairs[{i}][0]"))?;
             let t = as_str(&t, || format!("pairs[{i}][1]"))?;
             reader.push(block, s, t)
         })?;
-        answer(py, &outcomes, select, Some(pairs), judge, false)
+        answer(py, &outcomes, select, judge, false, in_place, |_, i| {
+            let (s, t) = pair_at(i)?;
+            Ok(Held::Pair(s, t))
+        })
     }
 
-    /// A batch over two parallel lists of strings.
+    /// A batch over two parallel lists of strings (read in place, as
+    /// `select_tools`). `judge` is called as `judge(server_id, name)`.
     #[pyo3(signature = (server_ids, names, mode, judge=None, threads=None))]
     fn select_columns<'py>(
         &self,
@@ -620,7 +719,8 @@ impl PyStaticFilter {
                 names.len()
             )));
         }
-        let outcomes = self.decide(py, names.len(), threads, |block, reader, i| {
+        let in_place = InPlace::new(names);
+        let outcomes = self.decide(names.len(), threads, |block, reader, i| {
             if let Some(ahead) = list_item_ptr(names, i + PREFETCH_AHEAD) {
                 prefetch_object(ahead);
             }
@@ -629,7 +729,9 @@ impl PyStaticFilter {
             let t = as_str(&t, || format!("names[{i}]"))?;
             reader.push(block, s, t)
         })?;
-        answer(py, &outcomes, select, None, judge, false)
+        answer(py, &outcomes, select, judge, false, in_place, |_, i| {
+            Ok(Held::Pair(server_ids.get_item(i)?, names.get_item(i)?))
+        })
     }
 }
 
