@@ -116,11 +116,13 @@ pub struct Scratch {
 #[inline]
 pub fn fold_with<'a>(fold: Option<Fold>, input: &'a [u8], buf: &'a mut Vec<u8>) -> &'a [u8] {
     match fold {
-        Some(f) if !f.is_ascii_fixed_point(input) => {
+        // Folding a short name into the buffer costs about what checking
+        // that it is already folded would.
+        Some(f) => {
             f.apply_into(input, buf);
             buf
         }
-        _ => input,
+        None => input,
     }
 }
 
