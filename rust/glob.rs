@@ -154,6 +154,124 @@ impl SegmentGlob {
     }
 }
 
+/// Many globs kept side by side for matching one at a time (an index
+/// verifies a glob only after its key hit): the literal pieces of all of them
+/// in one byte buffer, so a glob costs no allocation of its own to build or to
+/// drop, and no searcher is prepared for a piece that is rarely searched.
+///
+/// Matching is the greedy, linear algorithm of [`SegmentGlob`]: prefix and
+/// suffix anchored, each middle piece at its leftmost occurrence after the
+/// previous one.
+#[derive(Clone, Debug, Default)]
+pub struct GlobList {
+    bytes: Vec<u8>,
+    /// Byte ranges of the middle pieces of all globs.
+    middles: Vec<(usize, usize)>,
+    globs: Vec<ListedGlob>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ListedGlob {
+    /// Byte ranges of the prefix and the suffix (either possibly empty).
+    prefix: (usize, usize),
+    suffix: (usize, usize),
+    /// Its middle pieces are `middles[first..end]`.
+    first: usize,
+    end: usize,
+    /// The sum of the pieces' lengths: no shorter string matches.
+    min_len: usize,
+    /// No star: the string must equal the prefix.
+    literal: bool,
+}
+
+/// Middle pieces up to this long are searched by `memchr` on their first byte
+/// and a comparison (at most this many byte compares per place: linear);
+/// longer ones by `memmem`.
+const SHORT_PIECE: usize = 16;
+
+impl GlobList {
+    /// Adds `pattern`; returns its number.
+    pub fn push(&mut self, pattern: &[u8]) -> u32 {
+        let shape = GlobShape::of(pattern);
+        let mut piece = |p: &[u8]| {
+            self.bytes.extend_from_slice(p);
+            (self.bytes.len() - p.len(), self.bytes.len())
+        };
+        let prefix = piece(shape.prefix);
+        let first = self.middles.len();
+        if shape.has_star {
+            let body = &pattern[shape.prefix.len() + 1..pattern.len() - shape.suffix.len()];
+            for middle in body.split(|&b| b == b'*').filter(|m| !m.is_empty()) {
+                let range = piece(middle);
+                self.middles.push(range);
+            }
+        }
+        let suffix = piece(shape.suffix);
+        let end = self.middles.len();
+        let min_len = [prefix, suffix].iter().chain(&self.middles[first..]).map(|(a, b)| b - a).sum();
+        self.globs.push(ListedGlob { prefix, suffix, first, end, min_len, literal: !shape.has_star });
+        (self.globs.len() - 1) as u32
+    }
+
+    pub fn len(&self) -> usize {
+        self.globs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.globs.is_empty()
+    }
+
+    /// Whether glob number `glob` matches the whole of `s`.
+    #[inline]
+    pub fn is_match(&self, glob: u32, s: &[u8]) -> bool {
+        let g = &self.globs[glob as usize];
+        let prefix = &self.bytes[g.prefix.0..g.prefix.1];
+        if g.literal {
+            return s == prefix;
+        }
+        let suffix = &self.bytes[g.suffix.0..g.suffix.1];
+        if s.len() < g.min_len || !starts_with(s, prefix) || !ends_with(s, suffix) {
+            return false;
+        }
+        g.first == g.end || self.middles_match(g, &s[prefix.len()..s.len() - suffix.len()])
+    }
+
+    /// Whether the middle pieces of `g` occur in `rest` in order, apart.
+    fn middles_match(&self, g: &ListedGlob, mut rest: &[u8]) -> bool {
+        for &(a, b) in &self.middles[g.first..g.end] {
+            let middle = &self.bytes[a..b];
+            match find_piece(rest, middle) {
+                Some(at) => rest = &rest[at + middle.len()..],
+                None => return false,
+            }
+        }
+        true
+    }
+}
+
+/// The leftmost occurrence of a non-empty `needle` in `haystack`.
+#[inline]
+fn find_piece(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.len() > SHORT_PIECE {
+        return memchr::memmem::find(haystack, needle);
+    }
+    let (&first, rest) = needle.split_first()?;
+    let last_start = haystack.len().checked_sub(needle.len())?;
+    if last_start < 32 {
+        // A tool name: a plain loop beats setting up a vectorized search.
+        return (0..=last_start).find(|&at| haystack[at] == first && haystack[at + 1..at + needle.len()] == *rest);
+    }
+    let mut from = 0;
+    while from <= last_start {
+        let at = from + memchr::memchr(first, &haystack[from..=last_start])?;
+        if haystack[at + 1..at + needle.len()] == *rest {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 /// `s.starts_with(p)` without a `memcmp` call for the short literals globs hold.
 #[inline]
 fn starts_with(s: &[u8], p: &[u8]) -> bool {
@@ -194,6 +312,53 @@ mod tests {
                 "{glob}"
             );
         }
+    }
+
+    #[test]
+    fn listed_globs_match_like_segment_globs() {
+        let globs = [
+            "", "a", "abc", "*", "**", "a*", "*a", "a*b", "*ab*", "a**b*cc*dd*e", "*x*yy*x*", "a*b*", "**a**",
+            "*ab*abc", "*a*ab", "ab*ba", "*aaaaaaaaaaaaaaaaab*", "*aaaaaaaaaaaaaaaab*", "x*aaaaaaaaaaaaaaaaaaaaaaab*y",
+            "é*", "*\0*", "a/*:b",
+        ];
+        let inputs = [
+            "", "a", "ab", "abc", "ba", "abba", "aba", "aXbYc", "abab_abc", "ab", "x", "xyyx", "xyyyx", "aaaa",
+            "aaaaaaaaaaaaaaaaab", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", "xaaaaaaaaaaaaaaaaaaaaaaaaaaby", "épée",
+            "a\0b", "a/x:b", "bccddea", "abxccxddxe",
+        ];
+        let mut list = GlobList::default();
+        let ids: Vec<u32> = globs.iter().map(|g| list.push(g.as_bytes())).collect();
+        for (glob, &id) in globs.iter().zip(&ids) {
+            let single = SegmentGlob::new(glob.as_bytes());
+            for input in inputs {
+                assert_eq!(list.is_match(id, input.as_bytes()), single.is_match(input.as_bytes()), "{glob:?} {input:?}");
+            }
+        }
+        assert_eq!(list.len(), globs.len());
+    }
+
+    #[test]
+    fn listed_pieces_are_found_leftmost() {
+        for (haystack, needle, want) in [
+            ("abcabc", "bc", Some(1)),
+            ("aaab", "ab", Some(2)),
+            ("aaa", "aaaa", None),
+            ("", "a", None),
+            ("xyz", "z", Some(2)),
+            ("aaaaaaaaaaaaaaaaaaaab", "aaaaaaaaaaaaaaaaaab", Some(2)),
+            ("aaaaaaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaaaab", None),
+        ] {
+            assert_eq!(find_piece(haystack.as_bytes(), needle.as_bytes()), want, "{haystack} {needle}");
+        }
+    }
+
+    #[test]
+    fn listed_adversarial_glob_is_linear() {
+        let mut list = GlobList::default();
+        let id = list.push(b"*a*a*a*a*a*a*a*a*a*a*aaaaaaaaaaaaaab*");
+        let name = "a".repeat(100_000);
+        assert!(!list.is_match(id, name.as_bytes()));
+        assert!(list.is_match(id, (name + "b").as_bytes()));
     }
 
     globs! {

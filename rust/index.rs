@@ -13,13 +13,13 @@
 //!   ([`LiteralScanner`]).
 //!
 //! A hit on a key is the whole test for `prefix*`, `*suffix` and `*infix*`;
-//! anything with more structure is verified against its full `SegmentGlob`
-//! (linear) only after its key hit. No glob sits in a list that every query
+//! anything with more structure is verified against its full glob (kept in a
+//! `GlobList`, matched in linear time) only after its key hit. No glob sits in a list that every query
 //! walks, except the `*` globs, which answer at once.
 
 use std::ops::ControlFlow;
 
-use crate::glob::{GlobShape, SegmentGlob};
+use crate::glob::{GlobList, GlobShape};
 use crate::literals::LiteralScanner;
 use crate::trie::{cmp_keys, ByteTrie};
 
@@ -36,8 +36,8 @@ struct Candidate {
 
 impl Candidate {
     #[inline]
-    fn accepts(self, s: &[u8], verify: &[SegmentGlob]) -> bool {
-        self.verify == NO_VERIFY || verify[self.verify as usize].is_match(s)
+    fn accepts(self, s: &[u8], verify: &GlobList) -> bool {
+        self.verify == NO_VERIFY || verify.is_match(self.verify, s)
     }
 }
 
@@ -52,7 +52,7 @@ enum Entry {
 
 /// Visits the entries of a trie walk that match `s`.
 #[inline]
-fn visit_entries<F>(entries: &[Entry], whole: bool, s: &[u8], verify: &[SegmentGlob], f: &mut F) -> ControlFlow<()>
+fn visit_entries<F>(entries: &[Entry], whole: bool, s: &[u8], verify: &GlobList, f: &mut F) -> ControlFlow<()>
 where
     F: FnMut(u32) -> ControlFlow<()>,
 {
@@ -102,7 +102,7 @@ impl InfixSet {
     }
 
     #[inline]
-    fn for_each<F>(&self, s: &[u8], verify: &[SegmentGlob], seen: &mut SeenKeys, f: &mut F) -> ControlFlow<()>
+    fn for_each<F>(&self, s: &[u8], verify: &GlobList, seen: &mut SeenKeys, f: &mut F) -> ControlFlow<()>
     where
         F: FnMut(u32) -> ControlFlow<()>,
     {
@@ -168,7 +168,7 @@ pub struct SegmentIndex {
     backward: ByteTrie<Entry>,
     infix: Option<InfixSet>,
     /// The full globs that candidates verify after a key hit.
-    verify: Vec<SegmentGlob>,
+    verify: GlobList,
 }
 
 /// Reusable per-thread buffers for queries.
@@ -196,8 +196,7 @@ impl SegmentIndex {
             let mut candidate = |needs_verify: bool| Candidate {
                 id,
                 verify: if needs_verify {
-                    index.verify.push(SegmentGlob::new(pattern));
-                    (index.verify.len() - 1) as u32
+                    index.verify.push(pattern)
                 } else {
                     NO_VERIFY
                 },
@@ -240,7 +239,7 @@ impl SegmentIndex {
         for &id in &self.any {
             f(id)?;
         }
-        let verify = &self.verify[..];
+        let verify = &self.verify;
         self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, verify, f))?;
         self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, verify, f))?;
         if let Some(infix) = &self.infix {
@@ -268,6 +267,7 @@ impl SegmentIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::glob::SegmentGlob;
 
     fn index(globs: &[&str]) -> SegmentIndex {
         SegmentIndex::build(globs.iter().enumerate().map(|(i, g)| (g.as_bytes(), i as u32)))
