@@ -99,7 +99,11 @@ def catalog(n: int, seed: int = 0) -> list[Tool]:
             if name in names:
                 name = f"{name}_{len(names)}"
             names.add(name)
-        tools.extend(Tool(sid, name) for name in sorted(names, key=lambda x: rng.random()))
+        # Shuffled from sorted order: a set's own order follows str hashes,
+        # which differ from process to process.
+        ordered = sorted(names)
+        rng.shuffle(ordered)
+        tools.extend(Tool(sid, name) for name in ordered)
     return tools
 
 

@@ -1,0 +1,31 @@
+"""The benchmark workload is the same in every process (spec/performance.md:
+fixed seeds, generated), whatever the interpreter's string hash seed."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+
+_DIGEST = """
+import hashlib
+from toolfilter_fast import _workload
+tools = _workload.catalog(5_000)
+text = repr([(t.server_id, t.name) for t in tools])
+text += repr([p if isinstance(p, str) else (p[0], p[1].pattern)
+              for option in ("include", "exclude") for p in _workload.patterns(500, option, tools)])
+print(hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+"""
+
+
+def _digest(hash_seed: str) -> str:
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    done = subprocess.run([sys.executable, "-c", _DIGEST], env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_the_workload_does_not_depend_on_the_hash_seed():
+    digests = {_digest(seed) for seed in ("0", "1", "12345")}
+    assert len(digests) == 1
+    assert len(digests.pop()) == len(hashlib.sha256().hexdigest())
