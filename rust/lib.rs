@@ -16,6 +16,7 @@ pub mod groups;
 pub mod index;
 pub mod literals;
 pub mod pairs;
+pub mod recycle;
 pub mod rules;
 pub mod trie;
 pub mod wtf8;

@@ -15,6 +15,11 @@ mod filter;
 mod focus;
 mod groups;
 
+/// The extension's allocator: the system's, plus a bounded cache of freed
+/// large blocks (see `crate::recycle`).
+#[global_allocator]
+static ALLOCATOR: crate::recycle::Recycling = crate::recycle::Recycling::new();
+
 /// The generalized UTF-8 bytes of a Python `str` (lone surrogates kept, via
 /// `surrogatepass`). `what` names the argument in the TypeError for a non-str.
 pub(crate) fn str_bytes<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Cow<'a, [u8]>> {
