@@ -134,9 +134,28 @@ impl LiteralScanner {
         if self.nodes.len() <= 1 {
             return std::ops::ControlFlow::Continue(());
         }
-        let mut state = 0;
-        for &byte in s {
-            state = self.step(state, byte);
+        // The root always has a full table (entry 0). At the root, where a
+        // scan spends most of its bytes, a byte that starts no key leaves it
+        // there: those are skipped by a loop of one table load per byte.
+        let root = &self.dense[0];
+        let (mut state, mut at) = (0, 0);
+        while at < s.len() {
+            if state == 0 {
+                loop {
+                    let next = root[s[at] as usize];
+                    at += 1;
+                    if next != NONE {
+                        state = next;
+                        break;
+                    }
+                    if at == s.len() {
+                        return std::ops::ControlFlow::Continue(());
+                    }
+                }
+            } else {
+                state = self.step(state, s[at]);
+                at += 1;
+            }
             let node = &self.nodes[state as usize];
             if node.key != NONE {
                 f(node.key)?;
