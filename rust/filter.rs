@@ -79,6 +79,9 @@ struct ServerPlan {
     exclude_groups: Vec<u32>,
     include_regex: bool,
     exclude_regex: bool,
+    /// Whether a literal `server/tool` rule of the option names this server.
+    include_exact: bool,
+    exclude_exact: bool,
 }
 
 impl StaticFilter {
@@ -158,9 +161,11 @@ impl StaticFilter {
         // reports it, and `visible` needs it before calling include functions.
         self.include.server_groups(server, index, &mut plan.include_groups);
         plan.include_regex = self.include_regex_servers.any_match(server, index);
+        plan.include_exact = self.include.may_have_exact(server);
         let folded = fold_with(Some(Fold::Loose), server, buf);
         self.exclude.server_groups(folded, index, &mut plan.exclude_groups);
         plan.exclude_regex = self.exclude_regex_servers.any_match(folded, index);
+        plan.exclude_exact = self.exclude.may_have_exact(folded);
         plan.folded.clear();
         plan.folded.extend_from_slice(folded);
     }
@@ -181,7 +186,7 @@ impl StaticFilter {
         if !self.exclude.is_empty() {
             let folded = fold_with(Some(Fold::Loose), tool, tbuf);
             if self.exclude.any_in_groups(&plan.exclude_groups, folded, index)
-                || self.exclude.exact_match(&plan.folded, folded).is_some()
+                || (plan.exclude_exact && self.exclude.exact_match(&plan.folded, folded).is_some())
             {
                 return flag::EXCLUDED;
             }
@@ -193,7 +198,7 @@ impl StaticFilter {
             return bits;
         }
         if self.include.any_in_groups(&plan.include_groups, tool, index)
-            || self.include.exact_match(server, tool).is_some()
+            || (plan.include_exact && self.include.exact_match(server, tool).is_some())
         {
             bits |= flag::INCLUDED;
         } else if plan.include_regex {

@@ -8,7 +8,7 @@
 
 use std::hash::Hasher;
 
-use rustc_hash::FxHasher;
+use rustc_hash::{FxHashSet, FxHasher};
 
 /// A free slot of [`PairTable::slots`].
 const EMPTY: u32 = u32::MAX;
@@ -29,6 +29,16 @@ pub struct PairTable {
     pairs: Vec<Pair>,
     /// Entry numbers into `pairs`, or [`EMPTY`]; the length is a power of two.
     slots: Vec<u32>,
+    /// Hashes of the servers of all pairs: a batch asks once per server
+    /// whether it has any pair, and skips the lookups of its tools if not.
+    servers: FxHashSet<u64>,
+}
+
+#[inline]
+fn server_hash(server: &[u8]) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(server);
+    h.finish()
 }
 
 #[inline]
@@ -92,6 +102,7 @@ impl PairTable {
             return;
         }
         self.slots[at] = self.pairs.len() as u32;
+        self.servers.insert(server_hash(server));
         let start = self.bytes.len();
         self.bytes.extend_from_slice(server);
         self.bytes.extend_from_slice(tool);
@@ -109,6 +120,11 @@ impl PairTable {
             slots[at] = n as u32;
         }
         self.slots = slots;
+    }
+
+    /// False when no pair has `server` (true may be a hash collision).
+    pub fn may_have_server(&self, server: &[u8]) -> bool {
+        !self.pairs.is_empty() && self.servers.contains(&server_hash(server))
     }
 
     /// The id stored with `(server, tool)`, if any.
@@ -151,6 +167,14 @@ mod tests {
         split_point_other_way: [("a", "bc")], ("a", "bc") => Some(0);
         empty_segments: [("", ""), ("", "x")], ("", "") => Some(0);
         empty_table: [], ("s", "t") => None;
+    }
+
+    #[test]
+    fn servers_with_pairs_are_known() {
+        let t = table(&[("gh", "create"), ("fs", "read")]);
+        assert!(t.may_have_server(b"gh") && t.may_have_server(b"fs"));
+        assert!(!t.may_have_server(b"slack"));
+        assert!(!table(&[]).may_have_server(b"gh"));
     }
 
     #[test]

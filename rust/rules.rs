@@ -247,6 +247,13 @@ impl RuleSet {
         });
     }
 
+    /// False when no literal rule names `server` (already folded): its
+    /// tools need no [`exact_match`](Self::exact_match).
+    #[inline]
+    pub fn may_have_exact(&self, server: &[u8]) -> bool {
+        self.exact.may_have_server(server)
+    }
+
     /// The first rule with exactly this (folded) pair, if any.
     #[inline]
     pub fn exact_match(&self, server: &[u8], tool: &[u8]) -> Option<u32> {
