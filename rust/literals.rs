@@ -6,7 +6,11 @@
 //! suffix of the node's path that is also a path), and an output link to the
 //! nearest node on the failure chain where a key ends. A scan follows one
 //! transition per byte, falling back along failure links, which amortizes to
-//! linear time in the string, plus one step per reported occurrence.
+//! linear time in the string, plus one step per reported occurrence. The
+//! root, its children and nodes with many children keep a full 256-entry row
+//! of the transition function (failure links folded in, each row copied from
+//! the one its failure chain reaches): where a scan spends most of its bytes,
+//! a step is one load.
 //!
 //! Why not the `aho-corasick` crate, which the index used before: building its
 //! automaton was a third of compiling ten thousand patterns (a noncontiguous
@@ -70,8 +74,9 @@ impl LiteralScanner {
                 pending.push((lo as u32, run_end as u32, depth as u32 + 1));
                 nodes[at].count += 1;
             }
-            // The root always: a scan falls back to it on most bytes.
-            if at == 0 || nodes[at].count >= DENSE_MIN_CHILDREN {
+            // The root and its children always: a scan spends most of its
+            // bytes at depth 0 and 1 (their tables are made complete below).
+            if depth <= 1 || nodes[at].count >= DENSE_MIN_CHILDREN {
                 nodes[at].table = dense.len() as u32;
                 dense.push(dense_table(&edges[nodes[at].first as usize..], NONE));
             }
@@ -84,20 +89,53 @@ impl LiteralScanner {
 
     /// Sets the failure and output links, parents before children (the nodes
     /// are in breadth-first order, so a node's failure target, which is
-    /// shallower, is always done before it).
+    /// shallower, is always done before it), and completes each full child
+    /// table into a row of the automaton's transition function: a byte with
+    /// no child maps to where the failure links lead, so a step from such a
+    /// node is one load. (The root maps those bytes to itself.)
     fn link(&mut self) {
-        for parent in 0..self.nodes.len() {
-            let Node { first, count, .. } = self.nodes[parent];
+        for node in 0..self.nodes.len() {
+            let Node { first, count, table, fail, .. } = self.nodes[node];
+            if table != NONE {
+                self.complete_row(node);
+            }
             for e in first..first + count {
                 let (byte, child) = self.edges[e as usize];
-                let fail = if parent == 0 { 0 } else { self.step(self.nodes[parent].fail, byte) };
+                let fail = if node == 0 { 0 } else { self.step(fail, byte) };
                 let target = self.nodes[fail as usize];
                 let next_output = if target.key != NONE { fail } else { target.next_output };
-                let node = &mut self.nodes[child as usize];
-                node.fail = fail;
-                node.next_output = next_output;
+                let child = &mut self.nodes[child as usize];
+                child.fail = fail;
+                child.next_output = next_output;
             }
         }
+    }
+
+    /// Makes the table of `node` (whose failure chain is complete) a full
+    /// transition row: the row of the nearest node with a complete table on
+    /// its failure chain, overlaid with the children of the nodes between,
+    /// the nearest to `node` last (its own children win).
+    fn complete_row(&mut self, node: usize) {
+        if node == 0 {
+            for to in self.dense[0].iter_mut().filter(|to| **to == NONE) {
+                *to = 0;
+            }
+            return;
+        }
+        let mut chain = vec![node];
+        let mut at = self.nodes[node].fail as usize;
+        while self.nodes[at].table == NONE {
+            chain.push(at);
+            at = self.nodes[at].fail as usize;
+        }
+        let mut row = self.dense[self.nodes[at].table as usize];
+        for &n in chain.iter().rev() {
+            let Node { first, count, .. } = self.nodes[n];
+            for &(byte, child) in &self.edges[first as usize..(first + count) as usize] {
+                row[byte as usize] = child;
+            }
+        }
+        self.dense[self.nodes[node].table as usize] = row;
     }
 
     #[inline]
@@ -134,8 +172,8 @@ impl LiteralScanner {
         if self.nodes.len() <= 1 {
             return std::ops::ControlFlow::Continue(());
         }
-        // The root always has a full table (entry 0). At the root, where a
-        // scan spends most of its bytes, a byte that starts no key leaves it
+        // The root always has a complete table (entry 0). At the root, where
+        // a scan spends most of its bytes, a byte that starts no key leaves it
         // there: those are skipped by a loop of one table load per byte.
         let root = &self.dense[0];
         let (mut state, mut at) = (0, 0);
@@ -144,7 +182,7 @@ impl LiteralScanner {
                 loop {
                     let next = root[s[at] as usize];
                     at += 1;
-                    if next != NONE {
+                    if next != 0 {
                         state = next;
                         break;
                     }
