@@ -86,6 +86,29 @@ def test_regex_exclude_server_glob_is_loose(impl):
     assert not vis(impl, Tool("git-hub", "x"), exclude=[("GIT.HUB", re.compile("x"))])
 
 
+def test_regex_entries_of_every_accepted_shape(impl):
+    # A plain (str, re.Pattern) tuple, a tuple subclass and a str-subclass
+    # server glob are the same pattern; a bad server glob is refused in each.
+    from typing import NamedTuple
+
+    class Rx(NamedTuple):
+        server_glob: str
+        regex: re.Pattern
+
+    class Glob(str):
+        pass
+
+    rx = re.compile("^delete")
+    tools = [Tool("gh", "delete_repo"), Tool("gh", "read"), Tool("fs", "delete_file")]
+    for make in [lambda g: (g, rx), lambda g: Rx(g, rx), lambda g: (Glob(g), rx)]:
+        f = impl.compile(include=["*/read*", make("gh")])
+        assert [f.visible(t) for t in tools] == [True, True, False]
+        for bad in ["", "g:h", "g/h"]:
+            with pytest.raises(PatternError) as caught:
+                impl.compile(include=["*/read*", make(bad)])
+            assert (caught.value.option, caught.value.index) == ("include", 1)
+
+
 # --- Function patterns ------------------------------------------------------------
 
 def returns(value):

@@ -26,8 +26,8 @@ __all__ = [
     "call_fail_closed",
     "check_option_names",
     "option_entries",
-    "parse_entries",
     "parse_options",
+    "regexes_and_functions",
 ]
 
 OPTIONS = ("include", "exclude")
@@ -163,12 +163,31 @@ def option_entries(option: str, value: Any) -> tuple[Any, ...]:
     return tuple(value)
 
 
-def parse_entries(option: str, entries: tuple[Any, ...], positions: Iterable[int]) -> list[Parsed]:
-    """Classifies (and checks) ``entries[i]`` for each ``i`` of ``positions``,
-    in order, as ``parse_option`` does: for compiling at scale, where the
-    string entries (all but a few) are left to the core and only the
-    positions of the others come here."""
-    return [_parse_entry(option, index, entries[index]) for index in positions]
+def regexes_and_functions(option: str, entries: tuple[Any, ...],
+                          positions: Iterable[int]) -> tuple[list[tuple[str, re.Pattern[str]]],
+                                                             list[Callable[[Any, Any], Any]]]:
+    """The ``(server_glob, regex)`` pairs and the functions among
+    ``entries[i]`` for each ``i`` of ``positions``, in order, checked as
+    ``parse_option`` checks them (the same PatternError for the first bad
+    one): for compiling at scale, where the string entries (all but a few)
+    are left to the core and only the positions of the others come here. A
+    plain ``(str, re.Pattern)`` tuple with a usable server glob, the common
+    case, is taken as it is, without building a ``RegexPattern``."""
+    regexes: list[tuple[str, re.Pattern[str]]] = []
+    fns: list[Callable[[Any, Any], Any]] = []
+    for index in positions:
+        entry = entries[index]
+        if (type(entry) is tuple and len(entry) == 2 and type(entry[0]) is str
+                and type(entry[1]) is re.Pattern and type(entry[1].pattern) is str
+                and server_glob_problem(entry[0]) is None):
+            regexes.append(entry)
+            continue
+        parsed = _parse_entry(option, index, entry)
+        if isinstance(parsed, RegexPattern):
+            regexes.append((parsed.server_glob, parsed.regex))
+        elif isinstance(parsed, FunctionPattern):
+            fns.append(parsed.fn)
+    return regexes, fns
 
 
 def parse_options(options: Mapping[str, Any]) -> dict[str, list[Parsed]]:

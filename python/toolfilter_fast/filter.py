@@ -8,12 +8,10 @@ from typing import Any
 from . import _core
 from ._errors import PatternError
 from ._patterns import (
-    FunctionPattern,
-    RegexPattern,
     call_fail_closed,
     check_option_names,
     option_entries,
-    parse_entries,
+    regexes_and_functions,
 )
 from ._tool import Tool
 
@@ -38,15 +36,14 @@ class _Side:
     def __init__(self, option: str, value: Any) -> None:
         self.loose = option == "exclude"
         self.sources = option_entries(option, value)
-        others = parse_entries(option, self.sources, _core.non_str_positions(self.sources))
-        regexes = [p for p in others if isinstance(p, RegexPattern)]
-        self.regex_servers = [p.server_glob for p in regexes]
+        regexes, fns = regexes_and_functions(
+            option, self.sources, _core.non_str_positions(self.sources),
+        )
+        self.regex_servers = [server_glob for server_glob, _ in regexes]
         self.regexes = tuple(
-            (_core.SegmentGlob(p.server_glob, self.loose), p.regex) for p in regexes
+            (_core.SegmentGlob(server_glob, self.loose), regex) for server_glob, regex in regexes
         )
-        self.fns: tuple[Callable[[Any, Any], Any], ...] = tuple(
-            p.fn for p in others if isinstance(p, FunctionPattern)
-        )
+        self.fns: tuple[Callable[[Any, Any], Any], ...] = tuple(fns)
 
     def regex_match(self, server_id: str, name: str) -> bool:
         folded = _core.fold_loose(name) if self.loose else None
