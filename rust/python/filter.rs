@@ -354,13 +354,12 @@ impl<'py> InPlace<'py> {
     }
 
     /// Called before Python code may run: reads go to a private copy from now on.
-    fn copy(&mut self) -> PyResult<()> {
+    fn copy(&mut self) {
         if !self.copied {
             self.source = self.source.get_slice(0, self.source.len());
             self.copied = true;
         }
         self.resume();
-        Ok(())
     }
 
     /// Lets the collector run again (it must, before Python code runs).
@@ -638,7 +637,7 @@ impl PyStaticFilter {
             }
             // Reading attributes may run Python code: from here on the batch
             // reads a private copy, and holds a reference to the tool.
-            in_place.copy()?;
+            in_place.copy();
             let tool = in_place.source.get_item(i)?;
             let field = |attr: &Bound<'py, PyString>, what: &str| -> PyResult<Bound<'py, PyString>> {
                 // Only a missing attribute means "not a tool"; anything else a
