@@ -28,8 +28,9 @@ pub enum SegmentGlob {
     PrefixSuffix { prefix: Vec<u8>, suffix: Vec<u8> },
     /// `*infix*`.
     Contains(Box<Finder<'static>>),
-    /// Anything else: `prefix*m1*m2*…*suffix` (prefix and suffix may be empty).
-    General { prefix: Vec<u8>, middles: Vec<Finder<'static>>, suffix: Vec<u8>, min_len: usize },
+    /// Anything else: `prefix*m1*m2*…*suffix` (prefix and suffix may be
+    /// empty), kept as the one glob of a [`GlobList`].
+    General(GlobList),
 }
 
 /// The literal pieces of a glob, split at its stars.
@@ -112,12 +113,11 @@ impl SegmentGlob {
                 SegmentGlob::PrefixSuffix { prefix: prefix.to_vec(), suffix: suffix.to_vec() }
             }
             (true, 1, true) => SegmentGlob::Contains(Box::new(Finder::new(middles[0]).into_owned())),
-            _ => SegmentGlob::General {
-                min_len: prefix.len() + suffix.len() + middles.iter().map(|m| m.len()).sum::<usize>(),
-                prefix: prefix.to_vec(),
-                middles: middles.iter().map(|m| Finder::new(m).into_owned()).collect(),
-                suffix: suffix.to_vec(),
-            },
+            _ => {
+                let mut list = GlobList::default();
+                list.push(pattern);
+                SegmentGlob::General(list)
+            }
         }
     }
 
@@ -132,19 +132,7 @@ impl SegmentGlob {
                 s.len() >= prefix.len() + suffix.len() && starts_with(s, prefix) && ends_with(s, suffix)
             }
             SegmentGlob::Contains(finder) => finder.find(s).is_some(),
-            SegmentGlob::General { prefix, middles, suffix, min_len } => {
-                if s.len() < *min_len || !starts_with(s, prefix) || !ends_with(s, suffix) {
-                    return false;
-                }
-                let mut rest = &s[prefix.len()..s.len() - suffix.len()];
-                for finder in middles {
-                    match finder.find(rest) {
-                        Some(at) => rest = &rest[at + finder.needle().len()..],
-                        None => return false,
-                    }
-                }
-                true
-            }
+            SegmentGlob::General(list) => list.is_match(0, s),
         }
     }
 
