@@ -626,7 +626,11 @@ impl PyStaticFilter {
         let outcomes = self.decide(tools.len(), threads, |block, reader, i| {
             let tools = &in_place.source;
             if let Some(layout) = layout {
-                // Start loading the name of a tool a few items ahead.
+                // Start loading a tool twice as far ahead, and the name of the
+                // one a few items ahead (whose tool is loaded by now).
+                if let Some(ahead) = list_item_ptr(tools, i + 2 * PREFETCH_AHEAD) {
+                    prefetch_object(ahead);
+                }
                 if let Some(ahead) = list_item_ptr(tools, i + PREFETCH_AHEAD) {
                     layout.prefetch_name(ahead);
                 }
