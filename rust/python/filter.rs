@@ -497,9 +497,17 @@ fn answer<'py>(
         Outcome::Undecided => true,
         Outcome::Visible => recheck || matches!(select, Select::Items),
     };
+    // Only a mask says something of hidden items: the other answers visit the
+    // rest (in a big catalog, a few in a thousand).
+    let visited: Vec<usize> = match select {
+        Select::Mask => (0..outcomes.len()).collect(),
+        Select::Items | Select::Indices => {
+            outcomes.iter().enumerate().filter(|(_, &o)| o != Outcome::Hidden).map(|(i, _)| i).collect()
+        }
+    };
     let mut held = Vec::new();
-    for (i, &outcome) in outcomes.iter().enumerate() {
-        if needed(outcome) {
+    for &i in &visited {
+        if needed(outcomes[i]) {
             held.push(hold(&in_place.source, i)?);
         }
     }
@@ -507,7 +515,8 @@ fn answer<'py>(
     drop(in_place);
     let mut held = held.into_iter();
     let out = PyList::empty(py);
-    for (i, &outcome) in outcomes.iter().enumerate() {
+    for i in visited {
+        let outcome = outcomes[i];
         let item = if needed(outcome) { held.next() } else { None };
         let keep = match (outcome, judge, &item) {
             (Outcome::Hidden, _, _) => false,
