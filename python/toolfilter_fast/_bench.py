@@ -213,7 +213,9 @@ def _static_batch(tools: list[Tool], n_patterns: int, say: Callable[[str], None]
              lambda impl=impl, part=part: impl.static_filter(part)],
             3,
         )
-        target = ">= 100x" if label.startswith("joined") and n_patterns >= 1000 else ""
+        # The spec's target is for the 1M-tool batch; smaller catalogs are context.
+        spec_row = label.startswith("joined") and n_patterns >= 1000 and n >= 1_000_000
+        target = ">= 100x" if spec_row else ""
         rows.append(Row(name, "fast", label, paired_fast / n * 1e9, paired_base / len(part) * 1e9,
                         correct=correct, target=target,
                         notes=[f"baseline timed on the first {len(part):,} tools"]))
