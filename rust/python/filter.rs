@@ -499,14 +499,10 @@ fn answer<'py>(
     };
     // Only a mask says something of hidden items: the other answers visit the
     // rest (in a big catalog, a few in a thousand).
-    let visited: Vec<usize> = match select {
-        Select::Mask => (0..outcomes.len()).collect(),
-        Select::Items | Select::Indices => {
-            outcomes.iter().enumerate().filter(|(_, &o)| o != Outcome::Hidden).map(|(i, _)| i).collect()
-        }
-    };
+    let mask = matches!(select, Select::Mask);
+    let visited = || (0..outcomes.len()).filter(move |&i| mask || outcomes[i] != Outcome::Hidden);
     let mut held = Vec::new();
-    for &i in &visited {
+    for i in visited() {
         if needed(outcomes[i]) {
             held.push(hold(&in_place.source, i)?);
         }
@@ -515,7 +511,7 @@ fn answer<'py>(
     drop(in_place);
     let mut held = held.into_iter();
     let out = PyList::empty(py);
-    for i in visited {
+    for i in visited() {
         let outcome = outcomes[i];
         let item = if needed(outcome) { held.next() } else { None };
         let keep = match (outcome, judge, &item) {
