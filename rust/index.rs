@@ -21,7 +21,7 @@ use std::ops::ControlFlow;
 
 use crate::glob::{GlobList, GlobShape};
 use crate::literals::LiteralScanner;
-use crate::trie::{cmp_keys, ByteTrie};
+use crate::trie::{key_head, sort_by_key_bytes, ByteTrie};
 
 /// [`Candidate::verify`] of a glob that its key alone decides.
 const NO_VERIFY: u32 = u32::MAX;
@@ -77,16 +77,16 @@ struct InfixSet {
 }
 
 impl InfixSet {
-    fn build(mut entries: Vec<(&[u8], Candidate)>) -> Option<Self> {
+    fn build(mut entries: Vec<(u128, (&[u8], Candidate))>) -> Option<Self> {
         if entries.is_empty() {
             return None;
         }
         // Sorted, equal keys are neighbours: one scanner key each.
-        entries.sort_unstable_by(|a, b| cmp_keys(a.0, b.0));
-        let mut keys: Vec<&[u8]> = Vec::new();
-        let mut starts = Vec::new();
+        sort_by_key_bytes(&mut entries, |e| e.0);
+        let mut keys: Vec<&[u8]> = Vec::with_capacity(entries.len());
+        let mut starts = Vec::with_capacity(entries.len() + 1);
         let mut candidates = Vec::with_capacity(entries.len());
-        for (key, candidate) in entries {
+        for (_, (key, candidate)) in entries {
             if keys.last() != Some(&key) {
                 keys.push(key);
                 starts.push(candidates.len() as u32);
@@ -216,7 +216,7 @@ impl SegmentIndex {
                 backward.push((from..reversed.len(), Entry::Anchored(c)));
             } else {
                 let only_infix = shape.prefix.is_empty() && shape.suffix.is_empty() && shape.middles == 1;
-                infixes.push((shape.longest_middle, candidate(!only_infix)));
+                infixes.push((key_head(shape.longest_middle), (shape.longest_middle, candidate(!only_infix))));
             }
         }
         index.forward = ByteTrie::build(forward);
@@ -325,13 +325,7 @@ mod tests {
     /// glob on its own.
     #[test]
     fn random_sets_agree_with_naive_matching() {
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::test_rng::below(0x9E37_79B9_7F4A_7C15);
         let alphabet = [b'a', b'b', b'*', b'_'];
         for _ in 0..3_000 {
             let globs: Vec<String> = (0..next(8))

@@ -21,5 +21,8 @@ pub mod rules;
 pub mod trie;
 pub mod wtf8;
 
+#[cfg(test)]
+mod test_rng;
+
 #[cfg(feature = "python")]
 mod python;

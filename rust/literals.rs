@@ -18,7 +18,7 @@
 //! quadratic in a long periodic key. This build is one sort and two passes
 //! over the nodes, linear in the total key length.
 
-use crate::trie::{byte_runs, cmp_keys, dense_table, find_edge};
+use crate::trie::{byte_runs, common_prefix, dense_table, find_edge, key_head, sort_by_key_bytes};
 
 /// No node or no key.
 const NONE: u32 = u32::MAX;
@@ -51,14 +51,23 @@ impl LiteralScanner {
     /// Builds the automaton. Keys must be distinct and non-empty (an empty key
     /// would occur everywhere; the index never asks for one).
     pub fn build(keys: &[&[u8]]) -> Self {
-        let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| cmp_keys(keys[a as usize], keys[b as usize]));
+        let mut headed: Vec<(u128, (&[u8], u32))> =
+            keys.iter().enumerate().map(|(i, k)| (key_head(k), (*k, i as u32))).collect();
+        sort_by_key_bytes(&mut headed, |e| e.0);
+        let order: Vec<u32> = headed.into_iter().map(|(_, (_, i))| i).collect();
         let key = |i: usize| keys[order[i] as usize];
+        // One node per distinct prefix: each key in sorted order adds the
+        // bytes past what it shares with the key before it.
+        let node_count = 1 + (0..keys.len())
+            .map(|i| key(i).len() - if i == 0 { 0 } else { common_prefix(key(i), key(i - 1)) })
+            .sum::<usize>();
         let root = Node { first: 0, count: 0, table: NONE, fail: 0, key: NONE, next_output: NONE };
-        let mut nodes = vec![root];
+        let mut nodes = Vec::with_capacity(node_count);
+        nodes.push(root);
         // While a node waits in the queue: its sorted key range and depth.
-        let mut pending: Vec<(u32, u32, u32)> = vec![(0, keys.len() as u32, 0)];
-        let (mut edges, mut dense) = (Vec::new(), Vec::new());
+        let mut pending: Vec<(u32, u32, u32)> = Vec::with_capacity(node_count);
+        pending.push((0, keys.len() as u32, 0));
+        let (mut edges, mut dense) = (Vec::with_capacity(node_count - 1), Vec::new());
         let mut at = 0;
         while at < nodes.len() {
             let (lo, hi, depth) = pending[at];
@@ -82,6 +91,7 @@ impl LiteralScanner {
             }
             at += 1;
         }
+        debug_assert_eq!(nodes.len(), node_count);
         let mut scanner = LiteralScanner { nodes, edges, dense };
         scanner.link();
         scanner
@@ -278,13 +288,7 @@ mod tests {
     /// cross branches often: every occurrence must be found, each once.
     #[test]
     fn random_sets_agree_with_naive_search() {
-        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::test_rng::below(0x2545_F491_4F6C_DD1D);
         let alphabet = ['a', 'b', 'c'];
         for _ in 0..3_000 {
             let mut keys: Vec<String> = (0..1 + next(10))

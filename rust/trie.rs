@@ -6,24 +6,32 @@
 //! the name. The walk touches one node per byte of the longest matching prefix
 //! and stops at the first byte no key continues with.
 
-/// Byte-string order, deciding most pairs by their first eight bytes as one
-/// integer: sorting keys then calls `memcmp` only for keys that share them.
+/// The first sixteen bytes of `k`, zero-padded, as one big-endian integer.
+/// Keys whose heads differ are in the order of their heads (zero padding
+/// never inverts an order: a shorter key padded below a longer one is a
+/// prefix of it or smaller at a real byte), so a sort by head reads the keys
+/// themselves only to break ties.
 #[inline]
-pub(crate) fn cmp_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    #[inline]
-    fn head(k: &[u8]) -> u64 {
-        match k.first_chunk::<8>() {
-            Some(first) => u64::from_be_bytes(*first),
-            None => k.iter().enumerate().fold(0, |v, (i, &b)| v | u64::from(b) << (56 - 8 * i)),
+pub(crate) fn key_head(k: &[u8]) -> u128 {
+    match k.first_chunk::<16>() {
+        Some(first) => u128::from_be_bytes(*first),
+        None => {
+            let mut padded = [0u8; 16];
+            padded[..k.len()].copy_from_slice(k);
+            u128::from_be_bytes(padded)
         }
     }
-    // Zero padding never inverts an order: a shorter key that is padded below
-    // a longer one is a prefix of it or smaller at a real byte.
-    head(a).cmp(&head(b)).then_with(|| a.cmp(b))
+}
+
+/// Sorts `(key_head(key(item)), item)` pairs into the byte-string order of
+/// their keys: the heads, cached beside the items, decide most comparisons
+/// without a load from the keys' (scattered) bytes.
+pub(crate) fn sort_by_key_bytes<E>(items: &mut [(u128, E)], key: impl Fn(&E) -> &[u8]) {
+    items.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| key(&a.1).cmp(key(&b.1))));
 }
 
 /// How many leading bytes `a` and `b` share.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
@@ -126,12 +134,12 @@ impl<T> ByteTrie<T> {
     /// or a key ends, with the common prefix of its first and last key (they
     /// are sorted): that is the child's label.
     pub fn build<K: AsRef<[u8]>>(entries: impl IntoIterator<Item = (K, T)>) -> Self {
-        let mut entries: Vec<(K, T)> = entries.into_iter().collect();
+        let mut entries: Vec<(u128, (K, T))> = entries.into_iter().map(|e| (key_head(e.0.as_ref()), e)).collect();
         if entries.is_empty() {
             return ByteTrie::default();
         }
-        entries.sort_unstable_by(|a, b| cmp_keys(a.0.as_ref(), b.0.as_ref()));
-        let (keys, payloads): (Vec<K>, Vec<T>) = entries.into_iter().unzip();
+        sort_by_key_bytes(&mut entries, |e| e.0.as_ref());
+        let (keys, payloads): (Vec<K>, Vec<T>) = entries.into_iter().map(|(_, e)| e).unzip();
         let key = |i: usize| keys[i].as_ref();
         // At most one node per distinct non-empty prefix, plus the root (path
         // compression makes fewer): each key adds the bytes past what it
@@ -272,11 +280,30 @@ mod tests {
 
     #[test]
     fn key_order_is_byte_order() {
-        let keys: [&[u8]; 12] =
-            [b"", b"\0", b"a", b"a\0", b"a\0\0", b"ab", b"abcdefgh", b"abcdefgh\0", b"abcdefghi", b"abcdefgz", b"\xff", b"b"];
+        let keys: [&[u8]; 16] = [
+            b"", b"\0", b"a", b"a\0", b"a\0\0", b"ab", b"abcdefgh", b"abcdefgh\0", b"abcdefghi", b"abcdefgz", b"\xff", b"b",
+            b"abcdefghijklmnop", b"abcdefghijklmnop\0", b"abcdefghijklmnopq", b"abcdefghijklmnoq",
+        ];
+        // Every order of them sorts into byte order: both each other's
+        // rotations and reversals, so every pair meets in both places.
+        let want = { let mut w = keys.to_vec(); w.sort(); w };
+        for shift in 0..keys.len() {
+            for reverse in [false, true] {
+                let mut input: Vec<&[u8]> = keys.to_vec();
+                input.rotate_left(shift);
+                if reverse {
+                    input.reverse();
+                }
+                let mut headed: Vec<(u128, &[u8])> = input.iter().map(|k| (key_head(k), *k)).collect();
+                sort_by_key_bytes(&mut headed, |k| k);
+                assert_eq!(headed.iter().map(|(_, k)| *k).collect::<Vec<_>>(), want);
+            }
+        }
         for a in keys {
             for b in keys {
-                assert_eq!(cmp_keys(a, b), a.cmp(b), "{a:?} {b:?}");
+                if key_head(a) != key_head(b) {
+                    assert_eq!(key_head(a).cmp(&key_head(b)), a.cmp(b), "{a:?} {b:?}");
+                }
             }
         }
     }
