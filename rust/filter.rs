@@ -44,6 +44,11 @@ pub enum Side {
 /// it, starting a thread costs more than it saves.
 const PARALLEL_COMPILE_MIN: usize = 1_000;
 
+/// Whether options of these lengths compile on two threads.
+pub fn compile_in_parallel(include: usize, exclude: usize) -> bool {
+    include.min(exclude) >= PARALLEL_COMPILE_MIN
+}
+
 /// Equal slices, checking identity first: a batch hands the same server id's
 /// bytes to every tool of that server.
 #[inline]
@@ -119,25 +124,44 @@ impl StaticFilter {
         exclude_regex_servers: &[R],
         include_open: bool,
     ) -> Result<Self, (Side, usize, PatternIssue)> {
-        let side = |entries: &[(usize, P)], fold: Option<Fold>, side: Side| {
-            RuleSet::compile_indexed(entries.iter().map(|(i, p)| (*i, p.as_ref())), fold)
-                .map_err(|(i, e)| (side, i, e))
-        };
-        let (include, exclude) = if include.len().min(exclude.len()) >= PARALLEL_COMPILE_MIN {
+        let (include, exclude) = if compile_in_parallel(include.len(), exclude.len()) {
             std::thread::scope(|scope| {
-                let spawned = std::thread::Builder::new()
-                    .spawn_scoped(scope, || side(exclude, Some(Fold::Loose), Side::Exclude));
-                let include = side(include, None, Side::Include);
+                let spawned =
+                    std::thread::Builder::new().spawn_scoped(scope, || Self::compile_side(exclude, Side::Exclude));
+                let include = Self::compile_side(include, Side::Include);
                 let exclude = match spawned {
                     Ok(handle) => handle.join().expect("compiling does not panic"),
                     // No thread to be had: compile it here.
-                    Err(_) => side(exclude, Some(Fold::Loose), Side::Exclude),
+                    Err(_) => Self::compile_side(exclude, Side::Exclude),
                 };
                 (include, exclude)
             })
         } else {
-            (side(include, None, Side::Include), side(exclude, Some(Fold::Loose), Side::Exclude))
+            (Self::compile_side(include, Side::Include), Self::compile_side(exclude, Side::Exclude))
         };
+        Ok(Self::from_sides(include?, exclude?, include_regex_servers, exclude_regex_servers, include_open))
+    }
+
+    /// The rule set of one side from its `(index, pattern)` entries: exact for
+    /// include, loose for exclude. An error names the side and the index.
+    pub fn compile_side<P: AsRef<[u8]>>(entries: &[(usize, P)], side: Side) -> Result<RuleSet, (Side, usize, PatternIssue)> {
+        let fold = match side {
+            Side::Include => None,
+            Side::Exclude => Some(Fold::Loose),
+        };
+        RuleSet::compile_indexed(entries.iter().map(|(i, p)| (*i, p.as_ref())), fold).map_err(|(i, e)| (side, i, e))
+    }
+
+    /// A filter from its two compiled sides (see [`compile_side`](Self::compile_side))
+    /// and the server globs of its regex patterns.
+    pub fn from_sides<R: AsRef<[u8]>>(
+        include: RuleSet,
+        exclude: RuleSet,
+        include_regex_servers: &[R],
+        exclude_regex_servers: &[R],
+        include_open: bool,
+    ) -> Self {
+        debug_assert!(include.fold().is_none() && exclude.fold() == Some(Fold::Loose));
         let regex_servers = |globs: &[R], fold: Option<Fold>| {
             let folded: Vec<Vec<u8>> = globs
                 .iter()
@@ -145,13 +169,13 @@ impl StaticFilter {
                 .collect();
             SegmentIndex::build(folded.iter().enumerate().map(|(i, g)| (g.as_slice(), i as u32)))
         };
-        Ok(StaticFilter {
-            include: include?,
-            exclude: exclude?,
+        StaticFilter {
+            include,
+            exclude,
             include_regex_servers: regex_servers(include_regex_servers, None),
             exclude_regex_servers: regex_servers(exclude_regex_servers, Some(Fold::Loose)),
             include_open,
-        })
+        }
     }
 
     /// Resolves what depends on the server alone into `plan` (reusing its buffers).

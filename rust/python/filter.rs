@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PyString, PyTuple};
 
 use super::{as_str, bytes_str, prefetch_object, str_bytes, str_ptr_bytes, string_bytes, ToolLayout};
-use crate::filter::{FlagScratch, Outcome, Side, StaticFilter};
+use crate::filter::{compile_in_parallel, FlagScratch, Outcome, Side, StaticFilter};
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
 use crate::rules::{self, RuleSet, Scratch};
@@ -578,16 +578,48 @@ impl PyStaticFilter {
             }
             Ok(out)
         }
-        let (include, exclude) = (string_entries(include)?, string_entries(exclude)?);
         let (include_regex_servers, exclude_regex_servers) = (
             strings(&include_regex_servers, "include_regex_servers")?,
             strings(&exclude_regex_servers, "exclude_regex_servers")?,
         );
-        // The bytes are borrowed from str objects that the argument lists keep
-        // alive, and a str never changes: other threads may run meanwhile.
-        let compiled = py.detach(|| {
-            StaticFilter::compile_indexed(&include, &exclude, &include_regex_servers, &exclude_regex_servers, include_open)
-        });
+        // The bytes are borrowed from str objects that the option tuples keep
+        // alive, and a str never changes: other threads may read them while
+        // this one goes on reading (it alone touches Python objects).
+        let compiled = std::thread::scope(|scope| -> PyResult<_> {
+            // Long options compile on two threads, exclude (the heavier: it
+            // folds) on a thread started first, which has its patterns as
+            // soon as they are read and compiles them while this one reads
+            // and compiles include's.
+            let (send, receive) = sync_channel::<Vec<(usize, Cow<'_, [u8]>)>>(1);
+            let worker = compile_in_parallel(include.len(), exclude.len())
+                .then(|| {
+                    std::thread::Builder::new().spawn_scoped(scope, move || {
+                        receive.recv().ok().map(|entries| StaticFilter::compile_side(&entries, Side::Exclude))
+                    })
+                })
+                .and_then(Result::ok);
+            let mut exclude = Some(string_entries(exclude)?);
+            if worker.is_some() {
+                // The worker waits for nothing else; should it be gone, it
+                // took nothing, and the patterns compile here.
+                if let Err(unsent) = send.send(exclude.take().expect("just read")) {
+                    exclude = Some(unsent.0);
+                }
+            }
+            let include = string_entries(include)?;
+            Ok(py.detach(|| {
+                let include = StaticFilter::compile_side(&include, Side::Include);
+                let exclude = match exclude {
+                    Some(entries) => StaticFilter::compile_side(&entries, Side::Exclude),
+                    None => worker
+                        .expect("sent to it")
+                        .join()
+                        .expect("compiling does not panic")
+                        .expect("it received the patterns"),
+                };
+                Ok(StaticFilter::from_sides(include?, exclude?, &include_regex_servers, &exclude_regex_servers, include_open))
+            }))
+        })?;
         let inner = compiled.map_err(|(side, index, issue)| {
             let option = match side {
                 Side::Include => "include",
