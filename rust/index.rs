@@ -169,7 +169,15 @@ pub struct SegmentIndex {
     infix: Option<InfixSet>,
     /// The full globs that candidates verify after a key hit.
     verify: GlobList,
+    /// A small set's globs, matched one by one: glob `i` of `verify` has
+    /// id `listed[i]` (and nothing else is indexed).
+    listed: Vec<u32>,
 }
+
+/// Sets of at most this many globs are matched glob by glob: for the tiny
+/// groups of one server glob (most groups of a long list), building tries
+/// costs more than they save, and a query tries a handful of globs at most.
+const SMALL_SET: usize = 4;
 
 /// Reusable per-thread buffers for queries.
 #[derive(Default)]
@@ -183,6 +191,14 @@ impl SegmentIndex {
         I: IntoIterator<Item = (&'a [u8], u32)>,
     {
         let mut index = SegmentIndex::default();
+        let globs = globs.into_iter();
+        if globs.size_hint().1.is_some_and(|n| n <= SMALL_SET) {
+            for (pattern, id) in globs {
+                index.verify.push(pattern);
+                index.listed.push(id);
+            }
+            return index;
+        }
         let (mut forward, mut infixes) = (Vec::new(), Vec::new());
         // Reversed suffixes go into one buffer; `backward` holds their ranges.
         let (mut reversed, mut backward) = (Vec::new(), Vec::new());
@@ -226,7 +242,11 @@ impl SegmentIndex {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.any.is_empty() && self.forward.is_empty() && self.backward.is_empty() && self.infix.is_none()
+        self.any.is_empty()
+            && self.forward.is_empty()
+            && self.backward.is_empty()
+            && self.infix.is_none()
+            && self.listed.is_empty()
     }
 
     /// Calls `f` with the id of every glob that matches `s` (an id may repeat
@@ -240,6 +260,11 @@ impl SegmentIndex {
             f(id)?;
         }
         let verify = &self.verify;
+        for (slot, &id) in self.listed.iter().enumerate() {
+            if verify.is_match(slot as u32, s) {
+                f(id)?;
+            }
+        }
         self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, verify, f))?;
         self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, verify, f))?;
         if let Some(infix) = &self.infix {
@@ -273,13 +298,26 @@ mod tests {
         SegmentIndex::build(globs.iter().enumerate().map(|(i, g)| (g.as_bytes(), i as u32)))
     }
 
-    fn all_matches(globs: &[&str], s: &str) -> Vec<u32> {
+    fn matches_of(index: &SegmentIndex, s: &str) -> Vec<u32> {
         let mut got = Vec::new();
-        let _ = index(globs).for_each_match(s.as_bytes(), &mut Scratch::default(), &mut |id| {
+        let _ = index.for_each_match(s.as_bytes(), &mut Scratch::default(), &mut |id| {
             got.push(id);
             ControlFlow::Continue(())
         });
         got.sort_unstable();
+        got
+    }
+
+    /// The ids of the globs matching `s`, the same whether the set is small
+    /// (globs matched one by one) or padded past `SMALL_SET` with globs that
+    /// match nothing here (tries and the infix scanner).
+    fn all_matches(globs: &[&str], s: &str) -> Vec<u32> {
+        let got = matches_of(&index(globs), s);
+        let filler = ["\0never", "*\0a", "\0*", "*\0", "\0b*c"];
+        let padded: Vec<&str> = globs.iter().copied().chain(filler).collect();
+        let padded_index = index(&padded);
+        assert!(padded_index.listed.is_empty());
+        assert_eq!(matches_of(&padded_index, s), got, "{globs:?} on {s:?}");
         got
     }
 
