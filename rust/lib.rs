@@ -8,6 +8,7 @@
 //! substring search on the code points, and nothing is ever replaced lossily.
 //! The one binding module, `python`, converts Python objects at the edge.
 
+pub mod background;
 pub mod filter;
 pub mod focus;
 pub mod fold;

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import copy
 import gc
+import multiprocessing
+import os
 import pickle
 import re
 import sys
 import threading
+import time
 import unicodedata
+import warnings
 
 import pytest
 from hypothesis import given
@@ -125,6 +129,116 @@ def test_a_hundred_thousand_patterns():
     with pytest.raises(PatternError, match=r"include\[99999\]: empty tool segment") as err:
         toolfilter_fast.compile(include=bad)
     assert err.value.index == n - 1
+
+
+def _long_option(bad_at: int | None = None, bad: object = "x/") -> list[object]:
+    """2,000 good entries (long enough to compile on two threads), one regex
+    among them, and ``bad`` at ``bad_at``."""
+    entries: list[object] = [f"srv{i}/tool_{i}*" for i in range(2_000)]
+    entries[7] = ("srv*", re.compile("x"))
+    if bad_at is not None:
+        entries[bad_at] = bad
+    return entries
+
+
+_BAD_REGEX = ("s", "not a pattern")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"include": _long_option(1_500, _BAD_REGEX), "exclude": _long_option(3)},
+        {"include": _long_option(1_500), "exclude": _long_option(3, _BAD_REGEX)},
+        {"include": _long_option(1_500), "exclude": _long_option(3)},
+        {"include": _long_option(), "exclude": _long_option(1_999, "/x")},
+        {"include": _long_option(4, _BAD_REGEX), "exclude": 42},
+        {"include": _long_option(), "exclude": 42},
+        {"include": _long_option(1_999), "exclude": _long_option(0, "a:b/c")},
+    ],
+    ids=["include-regex", "exclude-regex-first", "include-str", "exclude-str", "include-then-type",
+         "exclude-type", "include-str-wins"],
+)
+def test_long_options_report_the_reference_error(options):
+    """Long options compile on two threads, and the non-str entries are
+    judged while they do: the error is still the one the reference names."""
+    with pytest.raises(PatternError) as fast:
+        toolfilter_fast.compile(**options)
+    with pytest.raises(PatternError) as ref:
+        reference.compile(**options)
+    assert str(fast.value) == str(ref.value)
+    assert (fast.value.option, fast.value.index) == (ref.value.option, ref.value.index)
+
+
+def _threads() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc/self/status")
+def test_a_build_abandoned_by_an_error_leaves_no_thread_behind():
+    """A bad regex entry raises after the core has handed the exclude side
+    to its helper thread: the helper finishes that job and waits for the
+    next, and no thread is left behind."""
+    options = {"include": _long_option(1_000, _BAD_REGEX), "exclude": _long_option()}
+    toolfilter_fast.compile(include=_long_option(), exclude=_long_option())  # the helper is up
+    before = _threads()
+    for _ in range(20):
+        with pytest.raises(PatternError):
+            toolfilter_fast.compile(**options)
+    deadline = time.monotonic() + 10
+    while _threads() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _threads() <= before
+
+
+_BLOCKS = [f"*/Block-{i}*" for i in range(2_000)]
+
+
+def _compile_long_in_child(build: object) -> None:
+    """In a forked child: a long compile, and finishing a build begun in the
+    parent, both give right answers (nothing waits for the parent's helper)."""
+    f = toolfilter_fast.compile(include=_long_option(), exclude=_BLOCKS)
+    assert f.visible(Tool("srv1", "tool_1x"))
+    assert f.visible(Tool("srv1", "tool_1_block_7"))  # a prefix pattern: Block-7 must lead
+    assert not f.visible(Tool("srv1", "block_7_tool_1"))
+    static = build.finish([], [], False)  # type: ignore[attr-defined]
+    assert static.outcome("srv3", "tool_3a") == 1
+    assert static.outcome("srv3", "other") == 0
+    assert static.outcome("srv3", "tool_3_block_9") == 1
+    assert static.outcome("srv3", "block_9_tool_3") == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_compiles_work_in_a_forked_child():
+    toolfilter_fast.compile(include=_long_option(), exclude=_long_option())  # the helper is up
+    # Its exclude side is handed to the parent's helper, long enough (some
+    # tens of milliseconds) to be still compiling when the child is forked.
+    build = _core.StaticBuild(tuple(_long_option()), tuple(_BLOCKS * 25))
+    context = multiprocessing.get_context("fork")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: fine here
+        child = context.Process(target=_compile_long_in_child, args=(build,))
+        child.start()
+    child.join(timeout=120)
+    if child.is_alive():  # hung: waiting for a thread the fork did not copy
+        child.kill()
+    assert child.exitcode == 0
+    static = build.finish([], [], False)
+    assert static.outcome("srv3", "tool_3a") == 1
+    assert static.outcome("srv3", "block_9_tool_3") == 0
+
+
+def test_a_static_build_finishes_once():
+    build = _core.StaticBuild(("a/b", ("s", re.compile("x"))), ("c*",))
+    assert build.others("include") == [1]
+    assert build.others("exclude") == []
+    with pytest.raises(ValueError, match="'include' or 'exclude'"):
+        build.others("both")
+    static = build.finish(["s"], [], False)
+    assert static.outcome("a", "b") == 1
+    assert static.outcome("a", "c") == 0
+    with pytest.raises(ValueError, match="already finished"):
+        build.finish(["s"], [], False)
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,6 @@ def glob_match(pattern: str, s: str) -> bool:
     """Anchored segment-glob match; only ``*`` is special."""
 
 def server_glob_problem(server_glob: str) -> str | None: ...
-def non_str_positions(entries: tuple[object, ...]) -> list[int]:
-    """The places of the entries that are not ``str`` (subclasses count as ``str``)."""
 
 class RuleSet:
     """Compiled ``server/tool`` string patterns; ValueError((index, reason)) on a bad one."""
@@ -34,18 +32,26 @@ class SegmentGlob:
     def __init__(self, pattern: str, loose: bool = False) -> None: ...
     def is_match(self, s: str) -> bool: ...
 
-class StaticFilter:
-    """The static part of a ToolFilter; ValueError((option, index, reason)) on a bad pattern.
+class StaticBuild:
+    """A static filter being compiled, from the options' entries as written.
 
-    ``include``/``exclude`` are the options as written: their ``str`` entries are
-    compiled, the others skipped; ``index`` is a place in the option.
+    Its ``str`` entries are read at once and compiled (exclude's on a thread of
+    its own when both options are long); the others are the caller's.
     """
 
-    def __init__(
-        self, include: tuple[object, ...], exclude: tuple[object, ...],
-        include_regex_servers: Sequence[str], exclude_regex_servers: Sequence[str],
+    def __init__(self, include: tuple[object, ...], exclude: tuple[object, ...]) -> None: ...
+    def others(self, option: str) -> list[int]:
+        """The places of the non-``str`` entries of ``"include"`` or ``"exclude"``."""
+    def finish(
+        self, include_regex_servers: Sequence[str], exclude_regex_servers: Sequence[str],
         include_open: bool,
-    ) -> None: ...
+    ) -> StaticFilter:
+        """The compiled filter; ValueError((option, index, reason)) on a bad pattern
+        (include's first), ``index`` being its place in the option. Once only."""
+
+class StaticFilter:
+    """The static part of a ToolFilter (from ``StaticBuild.finish``)."""
+
     def flags(self, server_id: str, name: str) -> int: ...
     def outcome(self, server_id: str, name: str) -> int: ...
     def select_tools(

@@ -27,27 +27,31 @@ class _Side:
     stay here.
 
     The entries are not looped over in Python: the core reports where the
-    non-``str`` entries are (few, usually), only those are classified here,
-    and the core takes ``sources`` itself, compiling every ``str`` in it.
+    non-``str`` entries are (few, usually), and only those are classified
+    here, while the core compiles the ``str`` ones.
     """
 
-    __slots__ = ("fns", "loose", "regex_servers", "regexes", "sources")
+    __slots__ = ("_regexes", "fns", "loose", "regex_pairs", "regex_servers", "sources")
 
-    def __init__(self, option: str, value: Any) -> None:
+    def __init__(self, option: str, sources: tuple[Any, ...], others: list[int]) -> None:
         self.loose = option == "exclude"
-        self.sources = option_entries(option, value)
-        regexes, fns = regexes_and_functions(
-            option, self.sources, _core.non_str_positions(self.sources),
-        )
-        self.regex_servers = [server_glob for server_glob, _ in regexes]
-        self.regexes = tuple(
-            (_core.SegmentGlob(server_glob, self.loose), regex) for server_glob, regex in regexes
-        )
+        self.sources = sources
+        self.regex_pairs, fns = regexes_and_functions(option, sources, others)
+        self.regex_servers = [server_glob for server_glob, _ in self.regex_pairs]
+        self._regexes: tuple[tuple[Any, Any], ...] | None = None
         self.fns: tuple[Callable[[Any, Any], Any], ...] = tuple(fns)
 
     def regex_match(self, server_id: str, name: str) -> bool:
+        regexes = self._regexes
+        if regexes is None:
+            # Compiled on first use, not with the filter: most tools never
+            # reach a regex. Two threads may both build it; either is right.
+            regexes = self._regexes = tuple(
+                (_core.SegmentGlob(server_glob, self.loose), regex)
+                for server_glob, regex in self.regex_pairs
+            )
         folded = _core.fold_loose(name) if self.loose else None
-        for server_glob, regex in self.regexes:
+        for server_glob, regex in regexes:
             if server_glob.is_match(server_id) and (
                 regex.search(name) is not None
                 or (folded is not None and regex.search(folded) is not None)
@@ -56,19 +60,31 @@ class _Side:
         return False
 
 
-def _compile_static(include: _Side, exclude: _Side, include_open: bool) -> Any:
+def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, Any]:
+    """Both options' sides and the compiled static filter. The core starts on
+    the string patterns (exclude's on a thread of its own, for long options)
+    while the other entries are classified here; errors come in the order of
+    the pure reference: a bad regex or function entry (include's first), then
+    a bad string pattern (include's first)."""
+    include_sources = option_entries("include", include)
+    # Exclude's PatternError for not being a list comes after include's own.
+    exclude_ok = isinstance(exclude, (list, tuple))
+    exclude_sources = tuple(exclude) if exclude_ok else ()
+    build = _core.StaticBuild(include_sources, exclude_sources)
+    include_side = _Side("include", include_sources, build.others("include"))
+    if not exclude_ok:
+        option_entries("exclude", exclude)  # raises
+    exclude_side = _Side("exclude", exclude_sources, build.others("exclude"))
+    include_open = not include_side.sources or bool(include_side.fns)
     try:
-        return _core.StaticFilter(
-            include.sources, exclude.sources, include.regex_servers, exclude.regex_servers,
-            include_open,
-        )
+        static = build.finish(include_side.regex_servers, exclude_side.regex_servers, include_open)
     except ValueError as err:
         option, index, reason = err.args
-        side = include if option == "include" else exclude
-        entry = side.sources[index]
+        entry = (include_side if option == "include" else exclude_side).sources[index]
         raise PatternError(
             f"{option}[{index}]: {reason}: {entry!r}", option=option, index=index, entry=entry,
         ) from None
+    return include_side, exclude_side, static
 
 
 def _pair(tool: Any) -> tuple[str, str]:
@@ -110,10 +126,8 @@ class ToolFilter:
         """Compiles the patterns; raises PatternError naming the option, index and entry."""
         check_option_names(options)
         self = object.__new__(cls)
-        include_side, exclude_side = _Side("include", include), _Side("exclude", exclude)
+        include_side, exclude_side, static = _compile(include, exclude)
         include_empty = not include_side.sources
-        include_open = include_empty or bool(include_side.fns)
-        static = _compile_static(include_side, exclude_side, include_open)
         init = object.__setattr__  # the filter refuses assignment once compiled
         init(self, "_include", include_side)
         init(self, "_exclude", exclude_side)

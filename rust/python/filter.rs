@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::mpsc::{sync_channel, Receiver, TrySendError};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
 use pyo3::intern;
@@ -11,10 +11,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PyString, PyTuple};
 
 use super::{as_str, bytes_str, prefetch_object, str_bytes, str_ptr_bytes, string_bytes, ToolLayout};
+use crate::background;
 use crate::filter::{compile_in_parallel, FlagScratch, Outcome, Side, StaticFilter};
 use crate::fold::Fold;
 use crate::glob::SegmentGlob;
-use crate::rules::{self, RuleSet, Scratch};
+use crate::rules::{self, PatternIssue, RuleSet, Scratch};
 
 thread_local! {
     /// Per-thread buffers for scalar queries: no allocation per call.
@@ -75,23 +76,6 @@ fn glob_match(pattern: &Bound<'_, PyAny>, s: &Bound<'_, PyAny>) -> PyResult<bool
 #[pyfunction]
 fn server_glob_problem(server_glob: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
     Ok(rules::check_server_glob(&str_bytes(server_glob, "server_glob")?).err().map(|e| e.message()))
-}
-
-/// The places of the entries of `entries` that are not `str` (subclasses
-/// count as `str`): what is left for Python to classify when most entries are
-/// string patterns.
-#[pyfunction]
-fn non_str_positions(entries: &Bound<'_, PyTuple>) -> Vec<usize> {
-    let items = tuple_items(entries);
-    (0..items.len())
-        .filter(|&i| {
-            if let Some(&ahead) = items.get(i + PREFETCH_AHEAD) {
-                prefetch_object(ahead);
-            }
-            // SAFETY: the tuple holds the item, and no Python code runs here.
-            unsafe { pyo3::ffi::PyUnicode_Check(items[i]) == 0 }
-        })
-        .collect()
 }
 
 /// The item pointers of a tuple, borrowed (the tuple, immutable, holds them):
@@ -536,90 +520,143 @@ fn answer<'py>(
     Ok(out)
 }
 
-/// The static part of a ToolFilter: string patterns of both options and the
-/// server globs of the regex patterns.
-#[pyclass(module = "toolfilter_fast._core", name = "StaticFilter", frozen)]
-struct PyStaticFilter {
-    inner: StaticFilter,
+/// The `str` patterns of one option, copied out of Python: `bytes` holds them
+/// all, `spans` each one's place in the option and range of `bytes`.
+#[derive(Default)]
+struct OptionStrings {
+    bytes: Vec<u8>,
+    spans: Vec<(usize, usize, usize)>,
+    /// The places of the option's other entries.
+    others: Vec<usize>,
+}
+
+impl OptionStrings {
+    /// Reads an option's entries: every `str` among them (a subclass too, by
+    /// its value: no Python code runs) is a string pattern; the others are
+    /// left to the caller.
+    fn read(option: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let items = tuple_items(option);
+        let mut read = OptionStrings {
+            // Room for patterns of usual lengths; a long one grows it.
+            bytes: Vec::with_capacity(items.len() * 32),
+            spans: Vec::with_capacity(items.len()),
+            others: Vec::new(),
+        };
+        for (i, &item) in items.iter().enumerate() {
+            if let Some(&ahead) = items.get(i + PREFETCH_AHEAD) {
+                prefetch_object(ahead);
+            }
+            // SAFETY: the tuple, borrowed for this call, holds the item.
+            unsafe {
+                if pyo3::ffi::PyUnicode_Check(item) == 0 {
+                    read.others.push(i);
+                    continue;
+                }
+                let start = read.bytes.len();
+                read.bytes.extend_from_slice(&str_ptr_bytes(option.py(), item)?);
+                read.spans.push((i, start, read.bytes.len()));
+            }
+        }
+        Ok(read)
+    }
+
+    fn compile(&self, side: Side) -> Compiled {
+        let entries: Vec<(usize, &[u8])> =
+            self.spans.iter().map(|&(i, start, end)| (i, &self.bytes[start..end])).collect();
+        StaticFilter::compile_side(&entries, side)
+    }
+}
+
+type Compiled = Result<RuleSet, (Side, usize, PatternIssue)>;
+
+/// What a [`PyStaticBuild`] holds until it is finished.
+struct Building {
+    include: OptionStrings,
+    exclude: Arc<OptionStrings>,
+    /// Where exclude's compiled set will come, when another thread compiles
+    /// it (long options); None: it compiles in `finish`.
+    pending: Option<Receiver<Compiled>>,
+    /// The process that handed exclude's patterns off: in a child of `fork`
+    /// nobody is compiling them.
+    pid: u32,
+}
+
+/// A static filter being compiled. Made from the two options' entries (as
+/// tuples), it reads their `str` patterns at once, and when both options are
+/// long hands exclude's (the heavier side: it folds) to a helper thread
+/// (`crate::background`) to compile; `others` tells where the other entries
+/// are, for the caller to judge meanwhile, and `finish` compiles include's
+/// and returns the filter.
+///
+/// The helper owns a copy of its patterns: a build dropped unfinished (a bad
+/// regex entry raised) leaves it to end its job on its own.
+#[pyclass(module = "toolfilter_fast._core", name = "StaticBuild")]
+struct PyStaticBuild {
+    /// Taken by `finish` (a Mutex: a build may be shared between threads).
+    building: Mutex<Option<Building>>,
+    include_others: Vec<usize>,
+    exclude_others: Vec<usize>,
 }
 
 #[pymethods]
-impl PyStaticFilter {
-    /// `include` and `exclude` are the options' entries as written: every
-    /// `str` among them (a subclass too, by its value: no Python code runs) is
-    /// a string pattern, and every other entry is skipped (the caller judges
-    /// regexes and functions). Raises ValueError((option, index, reason)) for
-    /// the first refused pattern, `index` being its place in the option.
+impl PyStaticBuild {
     #[new]
-    fn new(
+    fn new(include: &Bound<'_, PyTuple>, exclude: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let parallel = compile_in_parallel(include.len(), exclude.len());
+        let mut exclude = OptionStrings::read(exclude)?;
+        let exclude_others = std::mem::take(&mut exclude.others);
+        let exclude = Arc::new(exclude);
+        let pending = parallel.then(|| {
+            let (send, receive) = sync_channel(1);
+            let theirs = Arc::clone(&exclude);
+            // Nobody may be waiting any more (an unfinished build): fine.
+            background::run(move || drop(send.send(theirs.compile(Side::Exclude))));
+            receive
+        });
+        let mut include = OptionStrings::read(include)?;
+        let include_others = std::mem::take(&mut include.others);
+        let building = Building { include, exclude, pending, pid: std::process::id() };
+        Ok(PyStaticBuild { building: Mutex::new(Some(building)), include_others, exclude_others })
+    }
+
+    /// The places of the non-`str` entries of `option` ("include" or "exclude").
+    fn others(&self, option: &str) -> PyResult<Vec<usize>> {
+        match option {
+            "include" => Ok(self.include_others.clone()),
+            "exclude" => Ok(self.exclude_others.clone()),
+            other => Err(PyValueError::new_err(format!("option must be 'include' or 'exclude', not {other:?}"))),
+        }
+    }
+
+    /// The compiled filter, with the server globs of the regex patterns.
+    /// Raises ValueError((option, index, reason)) for the first refused
+    /// pattern, include's before exclude's, `index` being its place in the
+    /// option. A build finishes once.
+    fn finish(
+        &self,
         py: Python<'_>,
-        include: &Bound<'_, PyTuple>,
-        exclude: &Bound<'_, PyTuple>,
         include_regex_servers: Vec<Bound<'_, PyAny>>,
         exclude_regex_servers: Vec<Bound<'_, PyAny>>,
         include_open: bool,
-    ) -> PyResult<Self> {
+    ) -> PyResult<PyStaticFilter> {
         fn strings<'a>(list: &'a [Bound<'_, PyAny>], what: &str) -> PyResult<Vec<Cow<'a, [u8]>>> {
             list.iter().enumerate().map(|(i, p)| string_bytes(as_str(p, || format!("{what}[{i}]"))?)).collect()
-        }
-        fn string_entries<'a>(option: &'a Bound<'_, PyTuple>) -> PyResult<Vec<(usize, Cow<'a, [u8]>)>> {
-            let items = tuple_items(option);
-            let mut out = Vec::with_capacity(items.len());
-            for (i, &item) in items.iter().enumerate() {
-                if let Some(&ahead) = items.get(i + PREFETCH_AHEAD) {
-                    prefetch_object(ahead);
-                }
-                // SAFETY: the tuple, borrowed for 'a, holds the item.
-                unsafe {
-                    if pyo3::ffi::PyUnicode_Check(item) != 0 {
-                        out.push((i, str_ptr_bytes(option.py(), item)?));
-                    }
-                }
-            }
-            Ok(out)
         }
         let (include_regex_servers, exclude_regex_servers) = (
             strings(&include_regex_servers, "include_regex_servers")?,
             strings(&exclude_regex_servers, "exclude_regex_servers")?,
         );
-        // The bytes are borrowed from str objects that the option tuples keep
-        // alive, and a str never changes: other threads may read them while
-        // this one goes on reading (it alone touches Python objects).
-        let compiled = std::thread::scope(|scope| -> PyResult<_> {
-            // Long options compile on two threads, exclude (the heavier: it
-            // folds) on a thread started first, which has its patterns as
-            // soon as they are read and compiles them while this one reads
-            // and compiles include's.
-            let (send, receive) = sync_channel::<Vec<(usize, Cow<'_, [u8]>)>>(1);
-            let worker = compile_in_parallel(include.len(), exclude.len())
-                .then(|| {
-                    std::thread::Builder::new().spawn_scoped(scope, move || {
-                        receive.recv().ok().map(|entries| StaticFilter::compile_side(&entries, Side::Exclude))
-                    })
-                })
-                .and_then(Result::ok);
-            let mut exclude = Some(string_entries(exclude)?);
-            if worker.is_some() {
-                // The worker waits for nothing else; should it be gone, it
-                // took nothing, and the patterns compile here.
-                if let Err(unsent) = send.send(exclude.take().expect("just read")) {
-                    exclude = Some(unsent.0);
-                }
-            }
-            let include = string_entries(include)?;
-            Ok(py.detach(|| {
-                let include = StaticFilter::compile_side(&include, Side::Include);
-                let exclude = match exclude {
-                    Some(entries) => StaticFilter::compile_side(&entries, Side::Exclude),
-                    None => worker
-                        .expect("sent to it")
-                        .join()
-                        .expect("compiling does not panic")
-                        .expect("it received the patterns"),
-                };
-                Ok(StaticFilter::from_sides(include?, exclude?, &include_regex_servers, &exclude_regex_servers, include_open))
-            }))
-        })?;
+        let taken = self.building.lock().ok().and_then(|mut building| building.take());
+        let Building { include, exclude, pending, pid } =
+            taken.ok_or_else(|| PyValueError::new_err("this build is already finished"))?;
+        let compiled = py.detach(|| {
+            let include = include.compile(Side::Include);
+            // From the helper, unless it is gone: a fork since, or a panic
+            // (which compiling never has; it would be compiled again here).
+            let helped = pending.filter(|_| pid == std::process::id()).and_then(|pending| pending.recv().ok());
+            let exclude = helped.unwrap_or_else(|| exclude.compile(Side::Exclude));
+            Ok(StaticFilter::from_sides(include?, exclude?, &include_regex_servers, &exclude_regex_servers, include_open))
+        });
         let inner = compiled.map_err(|(side, index, issue)| {
             let option = match side {
                 Side::Include => "include",
@@ -629,7 +666,17 @@ impl PyStaticFilter {
         })?;
         Ok(PyStaticFilter { inner })
     }
+}
 
+/// The static part of a ToolFilter: string patterns of both options and the
+/// server globs of the regex patterns.
+#[pyclass(module = "toolfilter_fast._core", name = "StaticFilter", frozen)]
+struct PyStaticFilter {
+    inner: StaticFilter,
+}
+
+#[pymethods]
+impl PyStaticFilter {
     /// Flag bits for one tool: 1 excluded by a string pattern, 2 an exclude
     /// regex's server glob matches, 4 included by a string pattern, 8 an
     /// include regex's server glob matches.
@@ -780,9 +827,10 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fold_lower, m)?)?;
     m.add_function(wrap_pyfunction!(glob_match, m)?)?;
     m.add_function(wrap_pyfunction!(server_glob_problem, m)?)?;
-    m.add_function(wrap_pyfunction!(non_str_positions, m)?)?;
     m.add_class::<PyRuleSet>()?;
     m.add_class::<PySegmentGlob>()?;
     m.add_class::<PyStaticFilter>()?;
+    m.add_class::<PyStaticBuild>()?;
     Ok(())
 }
+

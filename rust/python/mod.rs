@@ -48,14 +48,21 @@ pub(crate) fn string_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [
 /// # Safety
 /// `ptr` is a `str` (a subclass too) that its owner keeps alive for `'a`; a
 /// str never changes, and its UTF-8 view lives as long as it does.
+#[inline]
 pub(crate) unsafe fn str_ptr_bytes<'a>(py: Python<'_>, ptr: *mut ffi::PyObject) -> PyResult<Cow<'a, [u8]>> {
     let mut size: ffi::Py_ssize_t = 0;
     let data = ffi::PyUnicode_AsUTF8AndSize(ptr, &mut size);
     if !data.is_null() {
         return Ok(Cow::Borrowed(std::slice::from_raw_parts(data.cast::<u8>(), size as usize)));
     }
-    // Only lone surrogates make the UTF-8 view fail; encode them losslessly.
-    // The C call, not `s.encode(...)`: a str subclass cannot run code here.
+    surrogate_bytes(py, ptr)
+}
+
+/// [`str_ptr_bytes`] for a str with lone surrogates, which have no UTF-8 view.
+#[cold]
+unsafe fn surrogate_bytes<'a>(py: Python<'_>, ptr: *mut ffi::PyObject) -> PyResult<Cow<'a, [u8]>> {
+    // Encode them losslessly. The C call, not `s.encode(...)`: a str
+    // subclass cannot run code here.
     drop(PyErr::take(py));
     let encoded = Bound::from_owned_ptr_or_err(
         py,
