@@ -51,10 +51,15 @@ impl LiteralScanner {
     /// Builds the automaton. Keys must be distinct and non-empty (an empty key
     /// would occur everywhere; the index never asks for one).
     pub fn build(keys: &[&[u8]]) -> Self {
-        let mut headed: Vec<(u128, (&[u8], u32))> =
-            keys.iter().enumerate().map(|(i, k)| (key_head(k), (*k, i as u32))).collect();
-        sort_by_key_bytes(&mut headed, |e| e.0);
-        let order: Vec<u32> = headed.into_iter().map(|(_, (_, i))| i).collect();
+        // The index hands its keys over sorted already.
+        let order: Vec<u32> = if keys.is_sorted() {
+            (0..keys.len() as u32).collect()
+        } else {
+            let mut headed: Vec<(u128, (&[u8], u32))> =
+                keys.iter().enumerate().map(|(i, k)| (key_head(k), (*k, i as u32))).collect();
+            sort_by_key_bytes(&mut headed, |e| e.0);
+            headed.into_iter().map(|(_, (_, i))| i).collect()
+        };
         let key = |i: usize| keys[order[i] as usize];
         // One node per distinct prefix: each key in sorted order adds the
         // bytes past what it shares with the key before it.

@@ -24,10 +24,77 @@ pub(crate) fn key_head(k: &[u8]) -> u128 {
 }
 
 /// Sorts `(key_head(key(item)), item)` pairs into the byte-string order of
-/// their keys: the heads, cached beside the items, decide most comparisons
-/// without a load from the keys' (scattered) bytes.
+/// their keys.
+///
+/// A most-significant-byte radix sort on the heads (in place, "American
+/// flag"): each level moves every item at most once, by one byte of its head,
+/// which is beside it, not in the key's bytes elsewhere. Runs of at most
+/// [`RADIX_MIN`] items, and items whose heads are all equal, are sorted by
+/// comparison, the keys themselves breaking ties of heads. A comparison sort
+/// of a thousand keys was two fifths of building a trie.
 pub(crate) fn sort_by_key_bytes<E>(items: &mut [(u128, E)], key: impl Fn(&E) -> &[u8]) {
-    items.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| key(&a.1).cmp(key(&b.1))));
+    radix_sort(items, 0, &key);
+}
+
+/// Runs up to this long are sorted by comparison.
+const RADIX_MIN: usize = 96;
+
+fn radix_sort<E>(items: &mut [(u128, E)], mut depth: usize, key: &impl Fn(&E) -> &[u8]) {
+    // Byte `depth` of a head, most significant first.
+    let byte = |head: u128, depth: usize| (head >> (120 - 8 * depth)) as u8 as usize;
+    let mut counts = [0u32; 256];
+    // The bytes that occur, in the order first seen: the loops below visit
+    // these buckets, not all 256.
+    let mut seen = [0u8; 256];
+    let mut kinds = 0;
+    loop {
+        if items.len() <= RADIX_MIN || depth == 16 {
+            items.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| key(&a.1).cmp(key(&b.1))));
+            return;
+        }
+        for item in items.iter() {
+            let b = byte(item.0, depth);
+            if counts[b] == 0 {
+                seen[kinds] = b as u8;
+                kinds += 1;
+            }
+            counts[b] += 1;
+        }
+        if kinds > 1 {
+            break;
+        }
+        // One byte for all: on to the next, without a level of recursion.
+        counts[seen[0] as usize] = 0;
+        kinds = 0;
+        depth += 1;
+    }
+    let seen = &mut seen[..kinds];
+    seen.sort_unstable();
+    // Bucket b is items[starts[b]..starts[b] + counts[b]]; `next[b]` is its
+    // first place not yet known to hold a b.
+    let (mut starts, mut next) = ([0u32; 256], [0u32; 256]);
+    let mut sum = 0;
+    for &b in seen.iter() {
+        starts[b as usize] = sum;
+        next[b as usize] = sum;
+        sum += counts[b as usize];
+    }
+    for &b in seen.iter() {
+        let (b, end) = (b as usize, starts[b as usize] + counts[b as usize]);
+        while next[b] < end {
+            let to = byte(items[next[b] as usize].0, depth);
+            if to != b {
+                items.swap(next[b] as usize, next[to] as usize);
+            }
+            next[to] += 1;
+        }
+    }
+    for &b in seen.iter() {
+        let (start, count) = (starts[b as usize] as usize, counts[b as usize] as usize);
+        if count > 1 {
+            radix_sort(&mut items[start..start + count], depth + 1, key);
+        }
+    }
 }
 
 /// How many leading bytes `a` and `b` share.
@@ -305,6 +372,31 @@ mod tests {
                     assert_eq!(key_head(a).cmp(&key_head(b)), a.cmp(b), "{a:?} {b:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn radix_order_is_byte_order_at_every_size() {
+        // Keys over a few bytes (NUL among them, beside its zero padding), of
+        // every length past the sixteen-byte head, in runs long enough for
+        // several levels of buckets.
+        let mut next = crate::test_rng::below(0x5DEE_CE66_D1CE_4E5B);
+        let alphabet = [0u8, 1, b'a', b'b', 0xFF];
+        for size in [0, 1, 2, 31, 32, 33, 100, 1_000, 5_000] {
+            let keys: Vec<Vec<u8>> = (0..size)
+                .map(|_| {
+                    let len = next(24) as usize;
+                    let common = if next(2) == 0 { b"shared_prefix_of_20b".len().min(len) } else { 0 };
+                    let mut k = b"shared_prefix_of_20b"[..common].to_vec();
+                    k.extend((common..len).map(|_| alphabet[next(5) as usize]));
+                    k
+                })
+                .collect();
+            let mut headed: Vec<(u128, &[u8])> = keys.iter().map(|k| (key_head(k), k.as_slice())).collect();
+            sort_by_key_bytes(&mut headed, |k| k);
+            let mut want: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            want.sort();
+            assert_eq!(headed.iter().map(|(_, k)| *k).collect::<Vec<_>>(), want, "size {size}");
         }
     }
 
