@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 use rustc_hash::FxHashMap;
 
 use crate::fold::{fold_ascii_word, Fold};
-use crate::glob::SegmentGlob;
+use crate::glob::{GlobList, SegmentGlob};
 use crate::index::{Scratch as IndexScratch, SegmentIndex};
 use crate::pairs::PairTable;
 
@@ -127,10 +127,27 @@ pub struct RuleSet {
     /// Each literal `(server, tool)` pair with the first rule that wrote it.
     exact: PairTable,
     servers: SegmentIndex,
-    groups: Vec<SegmentIndex>,
+    groups: Vec<Group>,
+    /// The globs of every `Group::Few`, in one list (one allocation, not a
+    /// few per group: a long list has hundreds of one-glob groups), with
+    /// their ids in `few_ids`.
+    few: GlobList,
+    few_ids: Vec<u32>,
     len: usize,
     fold: Option<Fold>,
 }
+
+/// The tool globs of one server glob.
+#[derive(Clone, Debug)]
+enum Group {
+    /// At most [`FEW`] globs, matched one by one: `few` globs `start..end`.
+    Few(u32, u32),
+    /// Boxed: an index is some 500 bytes, and most groups are few.
+    Indexed(Box<SegmentIndex>),
+}
+
+/// Groups of at most this many globs are matched glob by glob.
+const FEW: usize = 4;
 
 /// What [`copy_pattern`] found in the copy of a pattern: where its first
 /// `/` and first `:` are, and whether it holds a `*`.
@@ -367,17 +384,26 @@ impl RuleSet {
             grouped[next[group as usize]] = (tool, id);
             next[group as usize] += 1;
         }
+        let (mut few, mut few_ids) = (GlobList::default(), Vec::new());
         let mut rest = &grouped[..];
         let groups = sizes
             .iter()
             .map(|&size| {
                 let (run, after) = rest.split_at(size as usize);
                 rest = after;
-                SegmentIndex::build(run.iter().copied())
+                if run.len() > FEW {
+                    return Group::Indexed(Box::new(SegmentIndex::build(run.iter().copied())));
+                }
+                let start = few_ids.len() as u32;
+                for &(tool, id) in run {
+                    few.push(tool);
+                    few_ids.push(id);
+                }
+                Group::Few(start, few_ids.len() as u32)
             })
             .collect();
         let servers = SegmentIndex::build(server_globs.iter().enumerate().map(|(g, s)| (*s, g as u32)));
-        Ok(RuleSet { exact, servers, groups, len: rules.len(), fold })
+        Ok(RuleSet { exact, servers, groups, few, few_ids, len: rules.len(), fold })
     }
 
     pub fn len(&self) -> usize {
@@ -417,7 +443,20 @@ impl RuleSet {
     /// Whether a rule of `groups` matches `tool` (already folded).
     #[inline]
     pub fn any_in_groups(&self, groups: &[u32], tool: &[u8], scratch: &mut IndexScratch) -> bool {
-        groups.iter().any(|&g| self.groups[g as usize].any_match(tool, scratch))
+        groups.iter().any(|&g| match &self.groups[g as usize] {
+            Group::Few(start, end) => (*start..*end).any(|i| self.few.is_match(i, tool)),
+            Group::Indexed(index) => index.any_match(tool, scratch),
+        })
+    }
+
+    /// The smallest id of a rule of group `g` that matches `tool`.
+    fn min_in_group(&self, g: u32, tool: &[u8], scratch: &mut IndexScratch) -> Option<u32> {
+        match &self.groups[g as usize] {
+            Group::Few(start, end) => {
+                (*start..*end).filter(|&i| self.few.is_match(i, tool)).map(|i| self.few_ids[i as usize]).min()
+            }
+            Group::Indexed(index) => index.min_match(tool, scratch),
+        }
     }
 
     /// The index of the first rule matching `(server, tool)`, if any.
@@ -430,7 +469,7 @@ impl RuleSet {
         let tool = fold_with(self.fold, tool, tbuf);
         self.server_groups(server, index, groups);
         let exact = self.exact_match(server, tool);
-        let grouped = groups.iter().filter_map(|&g| self.groups[g as usize].min_match(tool, index)).min();
+        let grouped = groups.iter().filter_map(|&g| self.min_in_group(g, tool, index)).min();
         exact.into_iter().chain(grouped).min().map(|i| i as usize)
     }
 
@@ -531,6 +570,45 @@ mod tests {
                             assert_eq!(set.first_match(server, &other, &mut scratch), None, "{pattern:?}");
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// Random lists with many globs per server glob (indexed groups) and a
+    /// few (groups matched glob by glob), bare and literal ones among them:
+    /// the first match is the first rule whose two globs match, one by one.
+    #[test]
+    fn random_sets_agree_with_rule_by_rule_matching() {
+        let mut next = crate::test_rng::below(0x1234_5678_9ABC_DEF1);
+        let servers = ["a", "b", "*", "a*", "*b", "A-"];
+        let alphabet = ["x", "y", "*", "_", "X", "-"];
+        let word = |next: &mut dyn FnMut(u64) -> u64, n: u64| -> String {
+            (0..1 + next(n)).map(|_| alphabet[next(6) as usize]).collect()
+        };
+        for _ in 0..400 {
+            let count = next(40);
+            let patterns: Vec<String> = (0..count)
+                .map(|_| match next(3) {
+                    0 => word(&mut next, 4),
+                    _ => format!("{}/{}", servers[next(6) as usize], word(&mut next, 4)),
+                })
+                .collect();
+            let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            for fold in [None, Some(Fold::Loose)] {
+                let set = RuleSet::compile(&refs, fold).expect("valid patterns");
+                let mut scratch = Scratch::default();
+                for _ in 0..10 {
+                    let server = ["a", "b", "ab", "a_", "c"][next(5) as usize];
+                    let tool: String = (0..next(5)).map(|_| ["x", "y", "_", "X"][next(4) as usize]).collect();
+                    let folded = |s: &str| fold_for_match(fold, s.as_bytes()).as_bytes().to_vec();
+                    let want = refs.iter().position(|p| {
+                        let (s, t) = split_pattern(p.as_bytes()).expect("valid");
+                        compile_segment(s, fold).is_match(&folded(server)) && compile_segment(t, fold).is_match(&folded(&tool))
+                    });
+                    let got = set.first_match(server.as_bytes(), tool.as_bytes(), &mut scratch);
+                    assert_eq!(got, want, "{refs:?} {fold:?} on {server}/{tool}");
+                    assert_eq!(set.is_match(server.as_bytes(), tool.as_bytes(), &mut scratch), want.is_some());
                 }
             }
         }
