@@ -228,6 +228,22 @@ def test_compiles_work_in_a_forked_child():
     assert static.outcome("srv3", "block_9_tool_3") == 0
 
 
+class _IteratesOtherwise(list):
+    """A list whose iterator yields other entries than it holds."""
+
+    def __iter__(self):
+        return iter(["*/shown_*"])
+
+
+def test_a_list_subclass_is_compiled_from_its_iterator_as_in_the_reference():
+    entries = _IteratesOtherwise(["*/hidden_*"])
+    for impl in (toolfilter_fast, reference):
+        f = impl.compile(exclude=entries)
+        assert f.exclude == ("*/shown_*",)
+        assert not f.visible(Tool("s", "shown_x"))
+        assert f.visible(Tool("s", "hidden_x"))
+
+
 def test_a_static_build_finishes_once():
     build = _core.StaticBuild(("a/b", ("s", re.compile("x"))), ("c*",))
     assert build.others("include") == [1]

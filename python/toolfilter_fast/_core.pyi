@@ -39,7 +39,13 @@ class StaticBuild:
     its own when both options are long); the others are the caller's.
     """
 
-    def __init__(self, include: tuple[object, ...], exclude: tuple[object, ...]) -> None: ...
+    def __init__(
+        self,
+        include: list[object] | tuple[object, ...],
+        exclude: list[object] | tuple[object, ...],
+    ) -> None: ...
+    def sources(self, option: str) -> tuple[object, ...]:
+        """The entries of ``"include"`` or ``"exclude"`` as a tuple (a list's snapshot)."""
     def others(self, option: str) -> list[int]:
         """The places of the non-``str`` entries of ``"include"`` or ``"exclude"``."""
     def finish(

@@ -66,15 +66,20 @@ def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, Any]:
     while the other entries are classified here; errors come in the order of
     the pure reference: a bad regex or function entry (include's first), then
     a bad string pattern (include's first)."""
-    include_sources = option_entries("include", include)
+    # An exact list or tuple goes to the core as it is (a list is copied as
+    # it is read); anything else is snapshot here, through its own iterator.
+    exact = (list, tuple)
+    include_entries = include if type(include) in exact else option_entries("include", include)
     # Exclude's PatternError for not being a list comes after include's own.
     exclude_ok = isinstance(exclude, (list, tuple))
-    exclude_sources = tuple(exclude) if exclude_ok else ()
-    build = _core.StaticBuild(include_sources, exclude_sources)
-    include_side = _Side("include", include_sources, build.others("include"))
+    exclude_entries = (
+        exclude if type(exclude) in exact else tuple(exclude) if exclude_ok else ()
+    )
+    build = _core.StaticBuild(include_entries, exclude_entries)
+    include_side = _Side("include", build.sources("include"), build.others("include"))
     if not exclude_ok:
         option_entries("exclude", exclude)  # raises
-    exclude_side = _Side("exclude", exclude_sources, build.others("exclude"))
+    exclude_side = _Side("exclude", build.sources("exclude"), build.others("exclude"))
     include_open = not include_side.sources or bool(include_side.fns)
     try:
         static = build.finish(include_side.regex_servers, exclude_side.regex_servers, include_open)

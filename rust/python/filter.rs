@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::sync::mpsc::{sync_channel, Receiver, TrySendError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
@@ -531,11 +531,27 @@ struct OptionStrings {
 }
 
 impl OptionStrings {
-    /// Reads an option's entries: every `str` among them (a subclass too, by
-    /// its value: no Python code runs) is a string pattern; the others are
-    /// left to the caller.
-    fn read(option: &Bound<'_, PyTuple>) -> PyResult<Self> {
-        let items = tuple_items(option);
+    /// Reads an option's entries (an exact list or tuple): every `str` among
+    /// them (a subclass too, by its value: no Python code runs) is a string
+    /// pattern; the others are left to the caller. Also returns the entries
+    /// as a tuple: a list's snapshot, taken in the same pass (one visit to
+    /// each object, not one to copy the list and one to read it).
+    fn read<'py>(option: &Bound<'py, PyAny>) -> PyResult<(Self, Bound<'py, PyTuple>)> {
+        let py = option.py();
+        let (items, snapshot) = if let Ok(tuple) = option.cast::<PyTuple>() {
+            (tuple_items(tuple), None)
+        } else {
+            let list = option.cast::<PyList>()?;
+            // SAFETY: `i < len`: the call neither fails nor sets an error.
+            let items = (0..list.len())
+                .map(|i| unsafe { pyo3::ffi::PyList_GetItem(list.as_ptr(), i as pyo3::ffi::Py_ssize_t) })
+                .collect::<Vec<_>>();
+            // SAFETY: a new tuple of that length, or an error set.
+            let tuple = unsafe {
+                Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyTuple_New(items.len() as pyo3::ffi::Py_ssize_t))?
+            };
+            (items, Some(tuple.cast_into::<PyTuple>()?))
+        };
         let mut read = OptionStrings {
             // Room for patterns of usual lengths; a long one grows it.
             bytes: Vec::with_capacity(items.len() * 32),
@@ -546,18 +562,28 @@ impl OptionStrings {
             if let Some(&ahead) = items.get(i + PREFETCH_AHEAD) {
                 prefetch_object(ahead);
             }
-            // SAFETY: the tuple, borrowed for this call, holds the item.
+            // SAFETY: the list or tuple, borrowed for this call, holds the
+            // item, and no Python code runs here to change the list; the
+            // snapshot, new, takes a reference of its own to each item.
             unsafe {
+                if let Some(tuple) = &snapshot {
+                    pyo3::ffi::Py_IncRef(item);
+                    pyo3::ffi::PyTuple_SetItem(tuple.as_ptr(), i as pyo3::ffi::Py_ssize_t, item);
+                }
                 if pyo3::ffi::PyUnicode_Check(item) == 0 {
                     read.others.push(i);
                     continue;
                 }
                 let start = read.bytes.len();
-                read.bytes.extend_from_slice(&str_ptr_bytes(option.py(), item)?);
+                read.bytes.extend_from_slice(&str_ptr_bytes(py, item)?);
                 read.spans.push((i, start, read.bytes.len()));
             }
         }
-        Ok(read)
+        let snapshot = match snapshot {
+            Some(tuple) => tuple,
+            None => option.cast::<PyTuple>()?.clone(),
+        };
+        Ok((read, snapshot))
     }
 
     fn compile(&self, side: Side) -> Compiled {
@@ -569,24 +595,73 @@ impl OptionStrings {
 
 type Compiled = Result<RuleSet, (Side, usize, PatternIssue)>;
 
+/// One side of a [`PyStaticBuild`]: its patterns, and when a helper thread
+/// compiles them, where the compiled set will come.
+struct Handed {
+    strings: Arc<OptionStrings>,
+    side: Side,
+    pending: Option<Receiver<Compiled>>,
+}
+
+impl Handed {
+    /// Kept to compile in `take`.
+    fn here(strings: OptionStrings, side: Side) -> Self {
+        Handed { strings: Arc::new(strings), side, pending: None }
+    }
+
+    /// The compiled set: from the helper, unless it is gone (a fork since
+    /// `handed_by`, or a panic, which compiling never has), else compiled here.
+    fn take(self, handed_by: u32) -> Compiled {
+        let helped = self.pending.filter(|_| handed_by == std::process::id()).and_then(|p| p.recv().ok());
+        helped.unwrap_or_else(|| self.strings.compile(self.side))
+    }
+}
+
+/// A side's compile handed to a helper thread (`crate::background`) before
+/// its patterns are read: the helper wakes while they are (waking one took
+/// about a tenth of a millisecond), then waits for them.
+struct Handoff {
+    give: SyncSender<Arc<OptionStrings>>,
+    pending: Receiver<Compiled>,
+    side: Side,
+}
+
+impl Handoff {
+    fn start(side: Side) -> Self {
+        let (give, get) = sync_channel::<Arc<OptionStrings>>(1);
+        let (send, pending) = sync_channel(1);
+        // Should reading fail, `give` is dropped and the job ends; should
+        // nobody wait any more (an unfinished build), the answer is dropped.
+        background::run(move || {
+            if let Ok(strings) = get.recv() {
+                drop(send.send(strings.compile(side)));
+            }
+        });
+        Handoff { give, pending, side }
+    }
+
+    fn give(self, strings: OptionStrings) -> Handed {
+        let strings = Arc::new(strings);
+        let pending = self.give.send(Arc::clone(&strings)).ok().map(|()| self.pending);
+        Handed { strings, side: self.side, pending }
+    }
+}
+
 /// What a [`PyStaticBuild`] holds until it is finished.
 struct Building {
-    include: OptionStrings,
-    exclude: Arc<OptionStrings>,
-    /// Where exclude's compiled set will come, when another thread compiles
-    /// it (long options); None: it compiles in `finish`.
-    pending: Option<Receiver<Compiled>>,
-    /// The process that handed exclude's patterns off: in a child of `fork`
+    include: Handed,
+    exclude: Handed,
+    /// The process that handed the patterns off: in a child of `fork`
     /// nobody is compiling them.
     pid: u32,
 }
 
-/// A static filter being compiled. Made from the two options' entries (as
-/// tuples), it reads their `str` patterns at once, and when both options are
-/// long hands exclude's (the heavier side: it folds) to a helper thread
-/// (`crate::background`) to compile; `others` tells where the other entries
-/// are, for the caller to judge meanwhile, and `finish` compiles include's
-/// and returns the filter.
+/// A static filter being compiled. Made from the two options' entries (an
+/// exact list or tuple each), it reads their `str` patterns at once, and when
+/// both options are long hands exclude's (the heavier side: it folds) to a
+/// helper thread to compile (`crate::background`); `others` tells where the
+/// other entries are, for the caller to judge meanwhile, and `finish`
+/// compiles include's and returns the filter.
 ///
 /// The helper owns a copy of its patterns: a build dropped unfinished (a bad
 /// regex entry raised) leaves it to end its job on its own.
@@ -596,27 +671,46 @@ struct PyStaticBuild {
     building: Mutex<Option<Building>>,
     include_others: Vec<usize>,
     exclude_others: Vec<usize>,
+    /// The options' entries as tuples (a list's snapshot, or the tuple given).
+    include_sources: Py<PyTuple>,
+    exclude_sources: Py<PyTuple>,
 }
 
 #[pymethods]
 impl PyStaticBuild {
     #[new]
-    fn new(include: &Bound<'_, PyTuple>, exclude: &Bound<'_, PyTuple>) -> PyResult<Self> {
-        let parallel = compile_in_parallel(include.len(), exclude.len());
-        let mut exclude = OptionStrings::read(exclude)?;
+    fn new(include: &Bound<'_, PyAny>, exclude: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let handoff = compile_in_parallel(include.len()?, exclude.len()?).then(|| Handoff::start(Side::Exclude));
+        let (mut exclude, exclude_sources) = OptionStrings::read(exclude)?;
         let exclude_others = std::mem::take(&mut exclude.others);
-        let exclude = Arc::new(exclude);
-        let pending = parallel.then(|| {
-            let (send, receive) = sync_channel(1);
-            let theirs = Arc::clone(&exclude);
-            // Nobody may be waiting any more (an unfinished build): fine.
-            background::run(move || drop(send.send(theirs.compile(Side::Exclude))));
-            receive
-        });
-        let mut include = OptionStrings::read(include)?;
+        let exclude = match handoff {
+            Some(handoff) => handoff.give(exclude),
+            None => Handed::here(exclude, Side::Exclude),
+        };
+        // Include compiles in `finish`, on this thread: a second helper,
+        // woken while this thread still runs Python, was left queued behind
+        // the first on one core until that one was done.
+        let (mut include, include_sources) = OptionStrings::read(include)?;
         let include_others = std::mem::take(&mut include.others);
-        let building = Building { include, exclude, pending, pid: std::process::id() };
-        Ok(PyStaticBuild { building: Mutex::new(Some(building)), include_others, exclude_others })
+        let include = Handed::here(include, Side::Include);
+        let building = Building { include, exclude, pid: std::process::id() };
+        Ok(PyStaticBuild {
+            building: Mutex::new(Some(building)),
+            include_others,
+            exclude_others,
+            include_sources: include_sources.unbind(),
+            exclude_sources: exclude_sources.unbind(),
+        })
+    }
+
+    /// The entries of `option` ("include" or "exclude") as a tuple: a list's
+    /// snapshot, taken as it was read.
+    fn sources<'py>(&self, py: Python<'py>, option: &str) -> PyResult<Bound<'py, PyTuple>> {
+        match option {
+            "include" => Ok(self.include_sources.bind(py).clone()),
+            "exclude" => Ok(self.exclude_sources.bind(py).clone()),
+            other => Err(PyValueError::new_err(format!("option must be 'include' or 'exclude', not {other:?}"))),
+        }
     }
 
     /// The places of the non-`str` entries of `option` ("include" or "exclude").
@@ -647,14 +741,10 @@ impl PyStaticBuild {
             strings(&exclude_regex_servers, "exclude_regex_servers")?,
         );
         let taken = self.building.lock().ok().and_then(|mut building| building.take());
-        let Building { include, exclude, pending, pid } =
+        let Building { include, exclude, pid } =
             taken.ok_or_else(|| PyValueError::new_err("this build is already finished"))?;
         let compiled = py.detach(|| {
-            let include = include.compile(Side::Include);
-            // From the helper, unless it is gone: a fork since, or a panic
-            // (which compiling never has; it would be compiled again here).
-            let helped = pending.filter(|_| pid == std::process::id()).and_then(|pending| pending.recv().ok());
-            let exclude = helped.unwrap_or_else(|| exclude.compile(Side::Exclude));
+            let (include, exclude) = (include.take(pid), exclude.take(pid));
             Ok(StaticFilter::from_sides(include?, exclude?, &include_regex_servers, &exclude_regex_servers, include_open))
         });
         let inner = compiled.map_err(|(side, index, issue)| {
