@@ -212,7 +212,7 @@ impl SegmentIndex {
             let mut candidate = |needs_verify: bool| Candidate {
                 id,
                 verify: if needs_verify {
-                    index.verify.push(pattern)
+                    index.verify.push_shaped(pattern, &shape)
                 } else {
                     NO_VERIFY
                 },
