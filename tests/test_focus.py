@@ -10,7 +10,7 @@ from types import MappingProxyType, SimpleNamespace
 from typing import ClassVar
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import toolfilter_fast
@@ -713,12 +713,17 @@ def run(impl, tools, options):
     return impl.FocusLens.filter(tools, mode, registry=registry, **options)
 
 
-def part(name, options):
-    """0 focused, 1 hovered, 2 meta, 3 global: the order parts come in."""
+def part(name, options, from_input=True):
+    """0 focused, 1 hovered, 2 meta, 3 global: the order parts come in. The
+    lens's own meta-tool (not from the input) is the meta part even when a
+    widget id is ``discover_tools`` (its name then looks like that widget's)."""
     if "." not in name:
         return 3
     session, widget = name.split(".")[:2]
     assert session == options["session_id"], "a tool of another session"
+    if not from_input:
+        assert name == f"{session}.discover_tools", "a tool the lens made up"
+        return 2
     hover = options["hover_id"] if options["mode"] == "hover" else None
     if widget == options["focused_id"]:
         return 0
@@ -730,6 +735,11 @@ def part(name, options):
 
 @pytest.mark.parametrize("module", [toolfilter_fast, reference], ids=["fast", "reference"])
 @given(tools=st.lists(tool_st(), max_size=12), options=options_st)
+# A widget named `discover_tools`: the lens's meta-tool is named like its tools.
+@example(tools=[{"name": "s"}, {"name": "\ud800.wh"}], options={
+    "mode": "hover", "session_id": "\ud800", "focused_id": "discover_tools", "hover_id": "wh",
+    "max_tools": 2, "registry": True,
+})
 def test_lens_properties(module, tools, options):
     out = run(module, tools, options)
     assert len(out) <= options["max_tools"]
@@ -740,7 +750,7 @@ def test_lens_properties(module, tools, options):
     out_names = [tool_name(t) for t in out]
     assert len(set(out_names)) == len(out_names)
     positions = {id(t): i for i, t in reversed(list(enumerate(tools)))}
-    ranks = [(part(tool_name(t), options), positions.get(id(t), -1)) for t in out]
+    ranks = [(part(tool_name(t), options, id(t) in positions), positions.get(id(t), -1)) for t in out]
     assert ranks == sorted(ranks), "parts out of order, or input order lost within one"
 
 
