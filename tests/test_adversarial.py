@@ -244,12 +244,30 @@ def test_a_list_subclass_is_compiled_from_its_iterator_as_in_the_reference():
         assert f.visible(Tool("s", "hidden_x"))
 
 
-def test_a_static_build_finishes_once():
-    build = _core.StaticBuild(("a/b", ("s", re.compile("x"))), ("c*",))
-    assert build.others("include") == [1]
-    assert build.others("exclude") == []
-    with pytest.raises(ValueError, match="'include' or 'exclude'"):
-        build.others("both")
+class _Tuple(tuple):
+    pass
+
+
+def test_a_static_build_sorts_the_entries_and_finishes_once():
+    plain = ("s", re.compile("x"))
+    others = [
+        ("s", re.compile(b"x")),        # a bytes regex: refused, in Python
+        ("a:b", re.compile("x")),       # a bad server glob: refused, in Python
+        ("s", "not compiled"),
+        _Tuple(("s", re.compile("x"))),  # a tuple subclass: judged in Python
+        ("s", re.compile("x"), 3),
+        lambda tool, ctx: True,
+    ]
+    build = _core.StaticBuild(["a/b", plain, *others, "c/d"], ("c*",))
+    assert build.regexes("include") == [plain]
+    assert build.regexes("include")[0] is plain
+    assert build.others("include") == list(range(2, 2 + len(others)))
+    assert build.others("exclude") == [] and build.regexes("exclude") == []
+    assert build.sources("include")[1] is plain
+    build = _core.StaticBuild(("a/b", plain), ("c*",))
+    for method in (build.others, build.regexes, build.sources):
+        with pytest.raises(ValueError, match="'include' or 'exclude'"):
+            method("both")
     static = build.finish(["s"], [], False)
     assert static.outcome("a", "b") == 1
     assert static.outcome("a", "c") == 0

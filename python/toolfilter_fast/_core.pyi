@@ -46,6 +46,8 @@ class StaticBuild:
     ) -> None: ...
     def sources(self, option: str) -> tuple[object, ...]:
         """The entries of ``"include"`` or ``"exclude"`` as a tuple (a list's snapshot)."""
+    def regexes(self, option: str) -> list[tuple[str, Any]]:
+        """The plain ``(server_glob, re.Pattern)`` entries of the option, checked."""
     def others(self, option: str) -> list[int]:
         """The places of the non-``str`` entries of ``"include"`` or ``"exclude"``."""
     def finish(

@@ -169,20 +169,13 @@ def regexes_and_functions(option: str, entries: tuple[Any, ...],
     """The ``(server_glob, regex)`` pairs and the functions among
     ``entries[i]`` for each ``i`` of ``positions``, in order, checked as
     ``parse_option`` checks them (the same PatternError for the first bad
-    one): for compiling at scale, where the string entries (all but a few)
-    are left to the core and only the positions of the others come here. A
-    plain ``(str, re.Pattern)`` tuple with a usable server glob, the common
-    case, is taken as it is, without building a ``RegexPattern``."""
+    one): for compiling at scale, where the core takes the string entries and
+    the plain ``(str, re.Pattern)`` ones (all but a few) and only the places of
+    the others come here."""
     regexes: list[tuple[str, re.Pattern[str]]] = []
     fns: list[Callable[[Any, Any], Any]] = []
     for index in positions:
-        entry = entries[index]
-        if (type(entry) is tuple and len(entry) == 2 and type(entry[0]) is str
-                and type(entry[1]) is re.Pattern and type(entry[1].pattern) is str
-                and server_glob_problem(entry[0]) is None):
-            regexes.append(entry)
-            continue
-        parsed = _parse_entry(option, index, entry)
+        parsed = _parse_entry(option, index, entries[index])
         if isinstance(parsed, RegexPattern):
             regexes.append((parsed.server_glob, parsed.regex))
         elif isinstance(parsed, FunctionPattern):

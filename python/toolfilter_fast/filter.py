@@ -26,17 +26,19 @@ class _Side:
     """One option: its string patterns go to the core; regexes and functions
     stay here.
 
-    The entries are not looped over in Python: the core reports where the
-    non-``str`` entries are (few, usually), and only those are classified
-    here, while the core compiles the ``str`` ones.
+    The entries are not looped over in Python: the core compiles the ``str``
+    ones, hands over the plain ``(str, re.Pattern)`` entries it has checked,
+    and reports where the others are (few, usually): only those are
+    classified here.
     """
 
     __slots__ = ("_regexes", "fns", "loose", "regex_pairs", "regex_servers", "sources")
 
-    def __init__(self, option: str, sources: tuple[Any, ...], others: list[int]) -> None:
+    def __init__(self, option: str, build: Any) -> None:
         self.loose = option == "exclude"
-        self.sources = sources
-        self.regex_pairs, fns = regexes_and_functions(option, sources, others)
+        self.sources = build.sources(option)
+        others, fns = regexes_and_functions(option, self.sources, build.others(option))
+        self.regex_pairs = build.regexes(option) + others
         self.regex_servers = [server_glob for server_glob, _ in self.regex_pairs]
         self._regexes: tuple[tuple[Any, Any], ...] | None = None
         self.fns: tuple[Callable[[Any, Any], Any], ...] = tuple(fns)
@@ -76,10 +78,10 @@ def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, Any]:
         exclude if type(exclude) in exact else tuple(exclude) if exclude_ok else ()
     )
     build = _core.StaticBuild(include_entries, exclude_entries)
-    include_side = _Side("include", build.sources("include"), build.others("include"))
+    include_side = _Side("include", build)
     if not exclude_ok:
         option_entries("exclude", exclude)  # raises
-    exclude_side = _Side("exclude", build.sources("exclude"), build.others("exclude"))
+    exclude_side = _Side("exclude", build)
     include_open = not include_side.sources or bool(include_side.fns)
     try:
         static = build.finish(include_side.regex_servers, exclude_side.regex_servers, include_open)

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyList, PyString, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyList, PyString, PyTuple, PyType};
 
 use super::{as_str, bytes_str, prefetch_object, str_bytes, str_ptr_bytes, string_bytes, ToolLayout};
 use crate::background;
@@ -526,8 +527,35 @@ fn answer<'py>(
 struct OptionStrings {
     bytes: Vec<u8>,
     spans: Vec<(usize, usize, usize)>,
-    /// The places of the option's other entries.
+    /// The places of the option's plain regex entries: an exact
+    /// `(str, re.Pattern)` tuple whose server glob is usable and whose
+    /// pattern is a `str` (the common case, which needs no more checking).
+    regexes: Vec<usize>,
+    /// The places of the option's other entries, for the caller to judge.
     others: Vec<usize>,
+}
+
+/// Whether `item` is a plain regex entry (see [`OptionStrings::regexes`]),
+/// checked as `_patterns.regexes_and_functions` checks its fast path. Runs no
+/// Python code: `re.Pattern` is a C type, `pattern` a member of it.
+///
+/// # Safety
+/// `item` is alive for the call, and `pattern_type` is `re.Pattern`.
+unsafe fn is_plain_regex(py: Python<'_>, item: *mut pyo3::ffi::PyObject, pattern_type: &Bound<'_, PyType>) -> bool {
+    use pyo3::ffi;
+    if ffi::PyTuple_CheckExact(item) == 0 || ffi::PyTuple_Size(item) != 2 {
+        return false;
+    }
+    let (server, regex) = (ffi::PyTuple_GetItem(item, 0), ffi::PyTuple_GetItem(item, 1));
+    if ffi::PyUnicode_CheckExact(server) == 0 || ffi::Py_TYPE(regex) != pattern_type.as_ptr().cast() {
+        return false;
+    }
+    let Ok(pattern) = Bound::from_owned_ptr_or_err(py, ffi::PyObject_GetAttr(regex, intern!(py, "pattern").as_ptr()))
+    else {
+        return false;
+    };
+    ffi::PyUnicode_CheckExact(pattern.as_ptr()) != 0
+        && str_ptr_bytes(py, server).is_ok_and(|glob| rules::check_server_glob(&glob).is_ok())
 }
 
 impl OptionStrings {
@@ -536,7 +564,7 @@ impl OptionStrings {
     /// pattern; the others are left to the caller. Also returns the entries
     /// as a tuple: a list's snapshot, taken in the same pass (one visit to
     /// each object, not one to copy the list and one to read it).
-    fn read<'py>(option: &Bound<'py, PyAny>) -> PyResult<(Self, Bound<'py, PyTuple>)> {
+    fn read<'py>(option: &Bound<'py, PyAny>, pattern_type: &Bound<'py, PyType>) -> PyResult<(Self, Bound<'py, PyTuple>)> {
         let py = option.py();
         let (items, snapshot) = if let Ok(tuple) = option.cast::<PyTuple>() {
             (tuple_items(tuple), None)
@@ -556,6 +584,7 @@ impl OptionStrings {
             // Room for patterns of usual lengths; a long one grows it.
             bytes: Vec::with_capacity(items.len() * 32),
             spans: Vec::with_capacity(items.len()),
+            regexes: Vec::new(),
             others: Vec::new(),
         };
         for (i, &item) in items.iter().enumerate() {
@@ -571,7 +600,10 @@ impl OptionStrings {
                     pyo3::ffi::PyTuple_SetItem(tuple.as_ptr(), i as pyo3::ffi::Py_ssize_t, item);
                 }
                 if pyo3::ffi::PyUnicode_Check(item) == 0 {
-                    read.others.push(i);
+                    match is_plain_regex(py, item, pattern_type) {
+                        true => read.regexes.push(i),
+                        false => read.others.push(i),
+                    }
                     continue;
                 }
                 let start = read.bytes.len();
@@ -671,6 +703,8 @@ struct PyStaticBuild {
     building: Mutex<Option<Building>>,
     include_others: Vec<usize>,
     exclude_others: Vec<usize>,
+    include_regexes: Vec<usize>,
+    exclude_regexes: Vec<usize>,
     /// The options' entries as tuples (a list's snapshot, or the tuple given).
     include_sources: Py<PyTuple>,
     exclude_sources: Py<PyTuple>,
@@ -680,9 +714,12 @@ struct PyStaticBuild {
 impl PyStaticBuild {
     #[new]
     fn new(include: &Bound<'_, PyAny>, exclude: &Bound<'_, PyAny>) -> PyResult<Self> {
+        // Before anything is read: an import may run Python code.
+        let pattern_type = RE_PATTERN.import(include.py(), "re", "Pattern")?;
         let handoff = compile_in_parallel(include.len()?, exclude.len()?).then(|| Handoff::start(Side::Exclude));
-        let (mut exclude, exclude_sources) = OptionStrings::read(exclude)?;
+        let (mut exclude, exclude_sources) = OptionStrings::read(exclude, pattern_type)?;
         let exclude_others = std::mem::take(&mut exclude.others);
+        let exclude_regexes = std::mem::take(&mut exclude.regexes);
         let exclude = match handoff {
             Some(handoff) => handoff.give(exclude),
             None => Handed::here(exclude, Side::Exclude),
@@ -690,14 +727,17 @@ impl PyStaticBuild {
         // Include compiles in `finish`, on this thread: a second helper,
         // woken while this thread still runs Python, was left queued behind
         // the first on one core until that one was done.
-        let (mut include, include_sources) = OptionStrings::read(include)?;
+        let (mut include, include_sources) = OptionStrings::read(include, pattern_type)?;
         let include_others = std::mem::take(&mut include.others);
+        let include_regexes = std::mem::take(&mut include.regexes);
         let include = Handed::here(include, Side::Include);
         let building = Building { include, exclude, pid: std::process::id() };
         Ok(PyStaticBuild {
             building: Mutex::new(Some(building)),
             include_others,
             exclude_others,
+            include_regexes,
+            exclude_regexes,
             include_sources: include_sources.unbind(),
             exclude_sources: exclude_sources.unbind(),
         })
@@ -706,20 +746,21 @@ impl PyStaticBuild {
     /// The entries of `option` ("include" or "exclude") as a tuple: a list's
     /// snapshot, taken as it was read.
     fn sources<'py>(&self, py: Python<'py>, option: &str) -> PyResult<Bound<'py, PyTuple>> {
-        match option {
-            "include" => Ok(self.include_sources.bind(py).clone()),
-            "exclude" => Ok(self.exclude_sources.bind(py).clone()),
-            other => Err(PyValueError::new_err(format!("option must be 'include' or 'exclude', not {other:?}"))),
-        }
+        Ok(self.pick(option, &self.include_sources, &self.exclude_sources)?.bind(py).clone())
     }
 
-    /// The places of the non-`str` entries of `option` ("include" or "exclude").
+    /// The places of the entries of `option` ("include" or "exclude") that
+    /// are neither `str` nor plain regex entries: the caller's to judge.
     fn others(&self, option: &str) -> PyResult<Vec<usize>> {
-        match option {
-            "include" => Ok(self.include_others.clone()),
-            "exclude" => Ok(self.exclude_others.clone()),
-            other => Err(PyValueError::new_err(format!("option must be 'include' or 'exclude', not {other:?}"))),
-        }
+        Ok(self.pick(option, &self.include_others, &self.exclude_others)?.clone())
+    }
+
+    /// The plain regex entries of `option`, `(server_glob, re.Pattern)`
+    /// tuples as written, in order: checked here, they need no judging.
+    fn regexes<'py>(&self, py: Python<'py>, option: &str) -> PyResult<Bound<'py, PyList>> {
+        let places = self.pick(option, &self.include_regexes, &self.exclude_regexes)?;
+        let sources = self.sources(py, option)?;
+        PyList::new(py, places.iter().map(|&i| sources.get_item(i)).collect::<PyResult<Vec<_>>>()?)
     }
 
     /// The compiled filter, with the server globs of the regex patterns.
@@ -757,6 +798,19 @@ impl PyStaticBuild {
         Ok(PyStaticFilter { inner })
     }
 }
+
+impl PyStaticBuild {
+    fn pick<'a, T>(&self, option: &str, include: &'a T, exclude: &'a T) -> PyResult<&'a T> {
+        match option {
+            "include" => Ok(include),
+            "exclude" => Ok(exclude),
+            other => Err(PyValueError::new_err(format!("option must be 'include' or 'exclude', not {other:?}"))),
+        }
+    }
+}
+
+/// `re.Pattern`, the type of a compiled regex.
+static RE_PATTERN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// The static part of a ToolFilter: string patterns of both options and the
 /// server globs of the regex patterns.
