@@ -174,9 +174,10 @@ pub struct SegmentIndex {
     listed: Vec<u32>,
 }
 
-/// Sets of at most this many globs are matched glob by glob: for the tiny
-/// groups of one server glob (most groups of a long list), building tries
-/// costs more than they save, and a query tries a handful of globs at most.
+/// Sets of at most this many globs are matched glob by glob: for a tiny set
+/// (the server globs of a short list, those of its regex patterns), building
+/// tries costs more than they save, and a query tries a handful at most. (A
+/// rule set's small groups share one list of their own, `rules::Group::Few`.)
 const SMALL_SET: usize = 4;
 
 /// Reusable per-thread buffers for queries.

@@ -317,7 +317,7 @@ impl RuleSet {
             let start = text.len();
             let marks = copy_pattern(pattern, fold, &mut text);
             let end = text.len();
-            // As `scan_pattern` decides, on the copy.
+            // As `split_pattern` decides, on the copy.
             let rule = match marks.slash {
                 None => Rule { server: any_server, tool: (start, end), id: index as u32, literal: false },
                 Some(0) => return Err(issue(PatternIssue::EmptyServer)),
