@@ -7,8 +7,8 @@
 //! next compile pays a page fault per 4 KiB page again: some 400 faults and a
 //! sixth of a 10,000-pattern compile on the reference machine (a VM, where a
 //! fault costs microseconds). Here, a freed block of 4 KiB
-//! to 4 MiB is kept (rounded up to a power of two, at most [`SLOTS`] per size and
-//! [`MAX_KEPT`] bytes in all) and handed to the next allocation of its size.
+//! to 4 MiB is kept (rounded up to a power of two, at most `SLOTS` per size and
+//! `MAX_KEPT` bytes in all) and handed to the next allocation of its size.
 //! Everything else goes straight to the system allocator.
 //!
 //! The cache is a fixed array of atomic slots: taking and returning a block are

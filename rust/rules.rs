@@ -37,7 +37,7 @@ impl PatternIssue {
 }
 
 /// Splits `"server/tool"` at the first `/`; a bare `"tool"` means server `*`.
-/// (A set compiles its patterns by [`copy_pattern`], to the same effect.)
+/// (A set compiles its patterns by `copy_pattern`, to the same effect.)
 pub fn split_pattern(pattern: &[u8]) -> Result<(&[u8], &[u8]), PatternIssue> {
     if pattern.is_empty() {
         return Err(PatternIssue::EmptyPattern);
