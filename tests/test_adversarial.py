@@ -682,6 +682,38 @@ def test_a_collection_cannot_shift_a_batch_read_in_place(threads):
     assert gc.isenabled()
 
 
+def test_a_collection_cannot_change_patterns_while_they_are_read():
+    # Compiling reads a list of patterns through item pointers taken first;
+    # reading a pattern with a lone surrogate allocates an exception, which
+    # may start the collector, whose callbacks are Python code. The collector
+    # is paused while the patterns are read: the filter is compiled from the
+    # list as it was given, and a callback's change to it (here once the
+    # read is done) changes nothing compiled.
+    everything = "*/*"
+    patterns = [f"*/block_{i}" for i in range(3_000)]
+    patterns[1_500] = "*/bad\ud800"
+    given = tuple(patterns)
+    include = ["*"] * 2_000
+    _core.StaticBuild([], [])  # the core has looked up re.Pattern (an import runs code)
+    callback = _collections_mutate(patterns, everything)
+    old_threshold = gc.get_threshold()
+    gc.callbacks.append(callback)
+    try:
+        gc.set_threshold(1)
+        armed = True  # read by the callback through the frame
+        build = _core.StaticBuild(include, patterns)
+        kept = [_Allocated() for _ in range(5)]  # a collection by now, surely
+        armed = False  # noqa: F841
+    finally:
+        gc.set_threshold(*old_threshold)
+        gc.callbacks.remove(callback)
+    assert kept and patterns[0] == everything
+    assert build.sources("exclude") == given
+    static = build.finish([], [], False)
+    assert static.outcome("s", "fine") == 1 and static.outcome("s", "block_7") == 0
+    assert gc.isenabled()
+
+
 def test_a_batch_leaves_the_collector_as_it_found_it():
     f = toolfilter_fast.compile(exclude=["*/delete_*"])
     tools = [Tool("s", "a"), Tool("s", "delete_x")]

@@ -49,7 +49,8 @@ class StaticBuild:
     def regexes(self, option: str) -> list[tuple[str, Any]]:
         """The plain ``(server_glob, re.Pattern)`` entries of the option, checked."""
     def others(self, option: str) -> list[int]:
-        """The places of the non-``str`` entries of ``"include"`` or ``"exclude"``."""
+        """The places of the entries of ``"include"`` or ``"exclude"`` that are neither
+        ``str`` nor plain regex entries: the caller's to judge."""
     def finish(
         self, include_regex_servers: Sequence[str], exclude_regex_servers: Sequence[str],
         include_open: bool,

@@ -326,16 +326,13 @@ fn match_blocks(
 struct InPlace<'py> {
     /// Where items are read from: the caller's list, then perhaps a copy.
     source: Bound<'py, PyList>,
-    /// Whether the collector was running and is paused by this batch.
-    paused: bool,
+    gc: GcPause<'py>,
     copied: bool,
 }
 
 impl<'py> InPlace<'py> {
     fn new(list: &Bound<'py, PyList>) -> Self {
-        // SAFETY: the GIL is held (`list` is bound to it).
-        let was_enabled = unsafe { pyo3::ffi::PyGC_Disable() } == 1;
-        InPlace { source: list.clone(), paused: was_enabled, copied: false }
+        InPlace { source: list.clone(), gc: GcPause::new(list.py()), copied: false }
     }
 
     /// Called before Python code may run: reads go to a private copy from now on.
@@ -349,18 +346,41 @@ impl<'py> InPlace<'py> {
 
     /// Lets the collector run again (it must, before Python code runs).
     fn resume(&mut self) {
+        self.gc.resume();
+    }
+}
+
+/// The cyclic garbage collector paused (if it was running) until `resume`
+/// or the end of the scope: while it is, no allocation starts a collection,
+/// whose finalizers and callbacks are Python code that could change a list
+/// being read through borrowed item pointers.
+struct GcPause<'py> {
+    /// The GIL, held for the guard's life (which keeps it on this thread).
+    _py: Python<'py>,
+    /// Whether the collector was running and is paused by this guard.
+    paused: bool,
+}
+
+impl<'py> GcPause<'py> {
+    fn new(py: Python<'py>) -> Self {
+        // SAFETY: the GIL is held (the token says so).
+        GcPause { _py: py, paused: unsafe { pyo3::ffi::PyGC_Disable() } == 1 }
+    }
+
+    fn resume(&mut self) {
         if std::mem::take(&mut self.paused) {
-            // SAFETY: the GIL is held (`source` is bound to it).
+            // SAFETY: the GIL is held (the guard holds the token).
             unsafe { pyo3::ffi::PyGC_Enable() };
         }
     }
 }
 
-impl Drop for InPlace<'_> {
+impl Drop for GcPause<'_> {
     fn drop(&mut self) {
         self.resume();
     }
 }
+
 
 impl PyStaticFilter {
     /// Decides `n` items in blocks: `read(block, reader, i)` copies item `i`.
@@ -535,9 +555,9 @@ struct OptionStrings {
     others: Vec<usize>,
 }
 
-/// Whether `item` is a plain regex entry (see [`OptionStrings::regexes`]),
-/// checked as `_patterns.regexes_and_functions` checks its fast path. Runs no
-/// Python code: `re.Pattern` is a C type, `pattern` a member of it.
+/// Whether `item` is a plain regex entry (see [`OptionStrings::regexes`]):
+/// one that `_patterns._parse_entry` would take as it is. Runs no Python
+/// code: `re.Pattern` is a C type, `pattern` a member of it.
 ///
 /// # Safety
 /// `item` is alive for the call, and `pattern_type` is `re.Pattern`.
@@ -566,6 +586,11 @@ impl OptionStrings {
     /// each object, not one to copy the list and one to read it).
     fn read<'py>(option: &Bound<'py, PyAny>, pattern_type: &Bound<'py, PyType>) -> PyResult<(Self, Bound<'py, PyTuple>)> {
         let py = option.py();
+        // Item pointers are taken before the items are read, and a list's
+        // could change under them if a collection ran Python code: the new
+        // snapshot tuple and the exception of a string with lone surrogates
+        // are allocations that could start one.
+        let _gc = GcPause::new(py);
         let (items, snapshot) = if let Ok(tuple) = option.cast::<PyTuple>() {
             (tuple_items(tuple), None)
         } else {
