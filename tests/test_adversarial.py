@@ -9,6 +9,7 @@ Timings are not asserted here (see the README's Guarantees and the notes).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 import multiprocessing
@@ -639,6 +640,20 @@ class _Allocated:
     """An object whose allocation counts toward a collection (no free list)."""
 
 
+@contextlib.contextmanager
+def _collecting_at_every_allocation(callback):
+    """Runs the body with ``callback`` in ``gc.callbacks`` and a threshold of
+    one allocation, both undone after."""
+    old_threshold = gc.get_threshold()
+    gc.callbacks.append(callback)
+    try:
+        gc.set_threshold(1)
+        yield
+    finally:
+        gc.set_threshold(*old_threshold)
+        gc.callbacks.remove(callback)
+
+
 def _collections_mutate(tools, extra):
     """A gc callback that inserts ``extra`` at the front of ``tools`` once, when
     a collection starts while the calling frame has set ``armed``."""
@@ -662,20 +677,13 @@ def test_a_collection_cannot_shift_a_batch_read_in_place(threads):
     given_tools = list(tools)
     f = toolfilter_fast.compile(exclude=["*/delete_*"])
     select = f._static.select_tools
-    callback = _collections_mutate(tools, hidden)
-    old_threshold = gc.get_threshold()
-    gc.callbacks.append(callback)
-    try:
-        gc.set_threshold(1)
+    with _collecting_at_every_allocation(_collections_mutate(tools, hidden)):
         armed = True  # read by the callback through the frame
         got = select(tools, "items", None, False, threads)
         mutated_during = tools[0] is hidden
         # An allocation after the batch starts a collection: the callback works.
         _Allocated()
         armed = False  # noqa: F841
-    finally:
-        gc.set_threshold(*old_threshold)
-        gc.callbacks.remove(callback)
     assert tools[0] is hidden
     assert not mutated_during
     assert got == given_tools
@@ -695,18 +703,11 @@ def test_a_collection_cannot_change_patterns_while_they_are_read():
     given = tuple(patterns)
     include = ["*"] * 2_000
     _core.StaticBuild([], [])  # the core has looked up re.Pattern (an import runs code)
-    callback = _collections_mutate(patterns, everything)
-    old_threshold = gc.get_threshold()
-    gc.callbacks.append(callback)
-    try:
-        gc.set_threshold(1)
+    with _collecting_at_every_allocation(_collections_mutate(patterns, everything)):
         armed = True  # read by the callback through the frame
         build = _core.StaticBuild(include, patterns)
         kept = [_Allocated() for _ in range(5)]  # a collection by now, surely
         armed = False  # noqa: F841
-    finally:
-        gc.set_threshold(*old_threshold)
-        gc.callbacks.remove(callback)
     assert kept and patterns[0] == everything
     assert build.sources("exclude") == given
     static = build.finish([], [], False)
