@@ -188,7 +188,9 @@ def _static_batch(tools: list[Tool], n_patterns: int, say: Callable[[str], None]
         seconds / n * 1e9 for seconds in _interleaved_medians(
             [lambda: fast.static_filter(tools), lambda: fast.static_filter(tools, threads=1),
              lambda: floor(tools)],
-            max(5, _rounds(n)),
+            # Nine rounds at every size: these three are quick, and the
+            # thread ratio of five-round medians moved by a fifth between runs.
+            9,
         )
     )
     rows = [
