@@ -595,10 +595,7 @@ impl OptionStrings {
             (tuple_items(tuple), None)
         } else {
             let list = option.cast::<PyList>()?;
-            // SAFETY: `i < len`: the call neither fails nor sets an error.
-            let items = (0..list.len())
-                .map(|i| unsafe { pyo3::ffi::PyList_GetItem(list.as_ptr(), i as pyo3::ffi::Py_ssize_t) })
-                .collect::<Vec<_>>();
+            let items = (0..list.len()).filter_map(|i| list_item_ptr(list, i)).collect::<Vec<_>>();
             // SAFETY: a new tuple of that length, or an error set.
             let tuple = unsafe {
                 Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyTuple_New(items.len() as pyo3::ffi::Py_ssize_t))?
