@@ -93,48 +93,60 @@ impl Recycling {
     }
 }
 
-// SAFETY: every block handed out is either the system allocator's for the
-// caller's own layout, or one of the class layout (a power of two at least as
-// large, alignment 16) that the system allocator gave and that came back to
-// the cache whole; a block is owned by at most one slot or one user at a time
-// (slots are taken by swap and filled by compare-exchange from null).
+// A block handed out is the system allocator's for the caller's own layout,
+// or one of the class layout (a power of two at least as large, alignment 16)
+// that the system allocator gave and that came back to the cache whole.
+// SAFETY: so every block fits its layout, and is owned by at most one slot or
+// one user at a time (slots are taken by swap, filled by compare-exchange).
 unsafe impl GlobalAlloc for Recycling {
+    // SAFETY: see the impl: a block of a class is the system's for the class
+    // layout, which is at least as large as `layout` and as aligned.
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         match Self::class(layout) {
             Some(class) => {
                 let block = self.take(class);
                 if block.is_null() {
+                    // SAFETY: a class layout has a non-zero size (4 KiB or more).
                     unsafe { System.alloc(Self::class_layout(class)) }
                 } else {
                     block
                 }
             }
+            // SAFETY: the caller's layout, passed on as it is (the caller
+            // promises a non-zero size).
             None => unsafe { System.alloc(layout) },
         }
     }
 
+    // SAFETY: `ptr` came from `alloc` with this `layout` (the caller promises
+    // it), so it was allocated with the layout its class, or `layout`, gives.
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         match Self::class(layout) {
             Some(class) => {
                 if !self.keep(class, ptr) {
+                    // SAFETY: a block of this class was allocated with the class layout.
                     unsafe { System.dealloc(ptr, Self::class_layout(class)) }
                 }
             }
+            // SAFETY: not a class size: `alloc` gave it from the system as is.
             None => unsafe { System.dealloc(ptr, layout) },
         }
     }
 
+    // SAFETY: as `alloc` and `dealloc`; a block changes hands whole.
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller promises a valid size for this alignment.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
         match (Self::class(layout), Self::class(new_layout)) {
+            // SAFETY: neither size is a class: the system's block, its layout and a valid new size.
             (None, None) => unsafe { System.realloc(ptr, layout, new_size) },
             // The block is already large enough.
             (Some(old), Some(new)) if old == new => ptr,
             _ => {
+                // SAFETY: `new_layout` has the caller's valid, non-zero size.
                 let fresh = unsafe { self.alloc(new_layout) };
                 if !fresh.is_null() {
                     // SAFETY: both blocks hold at least the smaller size.
@@ -170,6 +182,7 @@ mod tests {
     #[test]
     fn a_freed_block_is_handed_out_again() {
         let cache = Recycling::new();
+        // SAFETY: each block is written within its size and freed once, with its layout.
         unsafe {
             let a = cache.alloc(layout(5000));
             a.write_bytes(7, 5000);
@@ -186,6 +199,7 @@ mod tests {
     #[test]
     fn realloc_keeps_the_contents_across_classes() {
         let cache = Recycling::new();
+        // SAFETY: reads and writes stay below the smaller of the old and new sizes.
         unsafe {
             let mut size = 100;
             let mut p = cache.alloc(layout(size));
@@ -209,6 +223,7 @@ mod tests {
     #[test]
     fn the_cache_is_bounded() {
         let cache = Recycling::new();
+        // SAFETY: every block is freed once, with the layout it was allocated with.
         unsafe {
             let big = layout(4 << 20);
             let blocks: Vec<*mut u8> = (0..4).map(|_| cache.alloc(big)).collect();
@@ -240,16 +255,21 @@ mod tests {
                         if held.len() < 8 && seed % 3 != 0 {
                             let size = 4096 << (seed % 5);
                             let mark = (round as u8) ^ t;
+                            // SAFETY: a block of `size` bytes, written within them.
                             let p = unsafe { CACHE.alloc(layout(size)) };
+                            // SAFETY: as above.
                             unsafe { p.write_bytes(mark, size) };
                             held.push((p, size, mark));
                         } else if let Some((p, size, mark)) = held.pop() {
                             // Nobody else wrote into a block this thread holds.
+                            // SAFETY: reads within the block, which this thread holds.
                             assert!((0..size).step_by(512).all(|i| unsafe { *p.add(i) } == mark));
+                            // SAFETY: freed once, with its layout.
                             unsafe { CACHE.dealloc(p, layout(size)) };
                         }
                     }
                     for (p, size, _) in held {
+                        // SAFETY: freed once, with its layout.
                         unsafe { CACHE.dealloc(p, layout(size)) };
                     }
                 })
