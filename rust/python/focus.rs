@@ -2,8 +2,8 @@
 //! tools, its description) once, and hand them to the core as bytes.
 //!
 //! Both scans read the tools from a tuple without touching reference counts: a
-//! tuple keeps its items alive, and a name is looked up with a borrowed
-//! `PyDict_GetItemWithError` and used before any Python code can run. Only the
+//! tuple keeps its items alive, and a name is looked up in a dict and read in
+//! place in a quiet stretch of its own (`inplace::with_dict_str`). Only the
 //! names that are kept get owned. On 100,000 tools this halves the time, which
 //! goes to waiting on memory, not to computing.
 //!
@@ -15,11 +15,11 @@
 
 use std::borrow::Cow;
 
-use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
+use super::inplace::{with_dict_str, Quiet};
 use super::{bytes_str, str_bytes};
 use crate::focus::{self, Focus, Part, Parts, Pick};
 
@@ -35,32 +35,6 @@ fn as_tuple<'py>(tools: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
     }
 }
 
-/// `dict[key]`, borrowed, for an exact dict.
-///
-/// The result lives as long as the dict is not changed: the caller must use
-/// it (or take an owned reference) before running any Python code.
-fn dict_get<'a, 'py>(dict: Borrowed<'a, 'py, PyAny>, key: &Bound<'py, PyString>) -> PyResult<Option<Borrowed<'a, 'py, PyAny>>> {
-    // SAFETY: both pointers are live objects; the call returns a borrowed
-    // reference, or NULL with or without an exception set.
-    let ptr = unsafe { ffi::PyDict_GetItemWithError(dict.as_ptr(), key.as_ptr()) };
-    if ptr.is_null() {
-        return match PyErr::take(dict.py()) {
-            Some(err) => Err(err),
-            None => Ok(None),
-        };
-    }
-    // SAFETY: non-null, borrowed from `dict`, which outlives 'a.
-    Ok(Some(unsafe { Borrowed::from_ptr(dict.py(), ptr) }))
-}
-
-/// `tool[key]` as a borrowed `str`, when `tool` is an exact dict holding one.
-fn dict_str<'a, 'py>(tool: Borrowed<'a, 'py, PyAny>, key: &Bound<'py, PyString>) -> PyResult<Option<Borrowed<'a, 'py, PyString>>> {
-    if !tool.is_exact_instance_of::<PyDict>() {
-        return Ok(None);
-    }
-    Ok(dict_get(tool, key)?.and_then(|value| value.cast::<PyString>().ok()))
-}
-
 /// The generalized UTF-8 of a `str`: borrowed unless it holds a lone surrogate.
 fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
     match s.to_str() {
@@ -69,16 +43,14 @@ fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
     }
 }
 
-/// Applies `test` to a borrowed `str`'s bytes: the owned `str` when it holds.
-fn own_if<'py>(name: Borrowed<'_, 'py, PyString>, test: impl FnOnce(&[u8]) -> bool) -> PyResult<Option<Bound<'py, PyString>>> {
-    if let Ok(text) = name.to_str() {
-        return Ok(test(text.as_bytes()).then(|| name.to_owned()));
-    }
-    // A lone surrogate: encoding calls `encode`, which a str subclass may
-    // override in Python, so the name is owned before that.
-    let owned = name.to_owned();
-    let keep = test(&str_bytes(owned.as_any(), "str")?);
-    Ok(keep.then_some(owned))
+/// Applies `test` to a borrowed `str`'s bytes: the `str`, owned, when it holds.
+fn own_if<'py>(
+    quiet: &Quiet<'py>,
+    name: Borrowed<'_, 'py, PyString>,
+    test: impl FnOnce(&[u8]) -> bool,
+) -> PyResult<Option<Bound<'py, PyString>>> {
+    let keep = test(&quiet.str_bytes(name)?);
+    Ok(keep.then(|| name.to_owned()))
 }
 
 fn optional_bytes<'a>(obj: Option<&'a Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Cow<'a, [u8]>>> {
@@ -114,11 +86,17 @@ fn focus_select(
     let mut kept = Vec::new();
     for (index, tool) in tools.iter_borrowed().enumerate() {
         let mut part = Part::Other;
-        let name = match dict_str(tool, key)? {
-            Some(name) => own_if(name, |bytes| {
-                part = focus.classify(bytes);
-                part != Part::Other
+        let read = match tool.cast_exact::<PyDict>() {
+            Ok(dict) => with_dict_str(dict, key, |quiet, name| {
+                own_if(quiet, name, |bytes| {
+                    part = focus.classify(bytes);
+                    part != Part::Other
+                })
             })?,
+            Err(_) => None,
+        };
+        let name = match read {
+            Some(kept) => kept,
             None => {
                 let name = name_of.call1((tool, index))?.cast_into::<PyString>()?;
                 part = focus.classify(&utf8(&name)?);
@@ -189,10 +167,11 @@ fn session_tools<'py>(
     let in_session = |name: &[u8]| focus::under_session(name, session).is_some();
     let mut candidates = Vec::new();
     for tool in tools.iter_borrowed() {
-        if tool.is_exact_instance_of::<PyDict>() {
-            let Some(name) = dict_str(tool, name_key)? else { continue };
-            let Some(name) = own_if(name, in_session)? else { continue };
-            let description = dict_str(tool, description_key)?.map(|d| d.to_owned());
+        if let Ok(dict) = tool.cast_exact::<PyDict>() {
+            let Some(Some(name)) = with_dict_str(dict, name_key, |quiet, name| own_if(quiet, name, in_session))? else {
+                continue;
+            };
+            let description = with_dict_str(dict, description_key, |_, d| Ok(d.to_owned()))?;
             candidates.push((name, description));
         } else {
             let (name, description): (Option<Bound<'_, PyAny>>, Option<Bound<'_, PyAny>>) =

@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
-use super::str_bytes;
+use super::{str_bytes, type_name};
 use crate::groups::{self, GroupMode, GroupSet, GroupSpec};
 
 /// The bytes of `obj`, or a TypeError naming it as `what()` (formatted only on error).
@@ -38,17 +38,25 @@ struct PyGroupSet {
 /// Where each item's origin comes from.
 enum Origin<'a, 'py> {
     AllMcp,
+    /// An exact set or frozenset: asked through its own storage.
     Set(&'a Bound<'py, PySet>),
     FrozenSet(&'a Bound<'py, PyFrozenSet>),
+    /// Anything else (a set subclass too): asked as Python's `in` asks it,
+    /// through its own `__contains__`, as the reference does.
+    Container(&'a Bound<'py, PyAny>),
     Flags(Vec<bool>),
 }
 
 impl Origin<'_, '_> {
+    /// Whether `item` is MCP-origin. May run Python code (a key's `__eq__`,
+    /// a container's `__contains__`): the caller holds `item` and reads
+    /// nothing borrowed across this.
     fn is_mcp(&self, index: usize, item: &Bound<'_, PyAny>) -> PyResult<bool> {
         match self {
             Origin::AllMcp => Ok(true),
             Origin::Set(set) => set.contains(item),
             Origin::FrozenSet(set) => set.contains(item),
+            Origin::Container(container) => container.contains(item),
             Origin::Flags(flags) => Ok(flags[index]),
         }
     }
@@ -120,10 +128,12 @@ impl PyGroupSet {
         let origin = match mcp {
             None => Origin::AllMcp,
             Some(m) => {
-                if let Ok(set) = m.cast::<PySet>() {
+                if let Ok(set) = m.cast_exact::<PySet>() {
                     Origin::Set(set)
-                } else if let Ok(set) = m.cast::<PyFrozenSet>() {
+                } else if let Ok(set) = m.cast_exact::<PyFrozenSet>() {
                     Origin::FrozenSet(set)
+                } else if m.is_instance_of::<PySet>() || m.is_instance_of::<PyFrozenSet>() {
+                    Origin::Container(m)
                 } else if let Ok(flags) = m.extract::<Vec<bool>>() {
                     if flags.len() != count {
                         return Err(PyValueError::new_err(format!(
@@ -196,8 +206,7 @@ impl<'py> Names<'py> {
         } else if let Ok(tuple) = obj.cast::<PyTuple>() {
             Ok(Names::Tuple(tuple.clone()))
         } else {
-            let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
-            Err(PyTypeError::new_err(format!("names must be a list or tuple, not {type_name}")))
+            Err(PyTypeError::new_err(format!("names must be a list or tuple, not {}", type_name(obj))))
         }
     }
 
