@@ -382,16 +382,15 @@ def _type_name(value: Any) -> str:
 
 
 def _check_names(names: Any, what: str = "names") -> NameList:
-    # A list is copied: the core reads it, releases the GIL, then picks the kept
-    # items by position, and a str's __hash__, a mapping's get or another thread
-    # could have shifted the caller's list meanwhile (a hidden name leaked so).
-    if isinstance(names, tuple):
+    # A list is copied into a tuple: the core reads it, releases the GIL, then
+    # picks the kept items by position, and a str's __hash__, a set's
+    # __contains__, a mapping's get or another thread could have shifted the
+    # caller's list meanwhile (a hidden name leaked so). A tuple cannot change.
+    if type(names) is tuple:
         return names
-    if isinstance(names, list):
-        return list(names)
     if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
         raise TypeError(f"{what} must be an iterable of str, not {_type_name(names)}")
-    return list(names)
+    return tuple(names)
 
 
 def _check_message(message: Any) -> str:

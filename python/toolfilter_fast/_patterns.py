@@ -70,7 +70,10 @@ def _fail(option: str, index: int, entry: Any, reason: str) -> PatternError:
 
 
 def server_glob_problem(server_glob: str) -> str | None:
-    """Why ``server_glob`` cannot be a server segment (same words as the core)."""
+    """Why ``server_glob`` cannot be a server segment (same words as the core).
+    Decided by the string's value, as the core reads it (a ``str`` subclass's
+    own ``__eq__`` or ``__contains__`` is not asked)."""
+    server_glob = str.__str__(server_glob)
     if server_glob == "":
         return "empty server segment"
     if ":" in server_glob:

@@ -20,6 +20,7 @@ from ._focus_common import (
 )
 from ._focus_common import discover_tools_name as _discover_tools_name
 from ._focus_common import discover_tools_spec as _discover_tools_spec
+from ._reference_text import text_of
 from .registry import ToolRegistry
 
 __all__ = ["FocusLens", "ToolRegistry"]
@@ -27,7 +28,7 @@ __all__ = ["FocusLens", "ToolRegistry"]
 
 def _lower(s: str) -> str:
     """Each character on its own to its Unicode lower-case (no final-sigma rule)."""
-    return "".join(c.lower() for c in s)
+    return "".join(c.lower() for c in text_of(s))
 
 
 def _session_of(name: str) -> str | None:
@@ -45,7 +46,7 @@ def _find(tools: list[Any] | tuple[Any, ...], session_id: str, query: str) -> st
     found = []
     for tool in tools:
         name, description = tool_fields(tool)
-        if name is None or _session_of(name) != session_id:
+        if name is None or _session_of(text_of(name)) != session_id:
             continue
         if needle in _lower(name) or (description is not None and needle in _lower(description)):
             found.append(tool)
@@ -74,7 +75,7 @@ class FocusLens:
         tools = list(tools)
         if mode == "all":
             return tools[:max_tools]
-        named = [(tool_name(tool, index), tool) for index, tool in enumerate(tools)]
+        named = [(text_of(tool_name(tool, index)), tool) for index, tool in enumerate(tools)]
         widgets = [focused_id]
         if mode == "hover" and hover_id != focused_id:
             widgets.append(hover_id)

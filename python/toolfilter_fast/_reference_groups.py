@@ -19,6 +19,7 @@ from ._group_model import (
     NameList,
     ToolFilterGroup,
 )
+from ._reference_text import text_of
 
 __all__ = [
     "GroupConfigError",
@@ -34,6 +35,7 @@ def group_glob_match(pattern: str, name: str) -> bool:
     """No ``*``: equality. Otherwise ``prefix*suffix`` split at the first ``*``
     (later ones are literal): the name starts with the prefix and ends with the
     suffix, and is long enough for both."""
+    pattern, name = text_of(pattern), text_of(name)
     if "*" not in pattern:
         return pattern == name
     prefix, suffix = pattern.split("*", 1)
@@ -45,7 +47,7 @@ def group_glob_match(pattern: str, name: str) -> bool:
 
 
 def _lower(s: str) -> str:
-    return "".join(c.lower() for c in s)
+    return "".join(c.lower() for c in text_of(s))
 
 
 class GroupFilter(GroupFilterBase):
@@ -93,9 +95,9 @@ class GroupFilter(GroupFilterBase):
             else:
                 selected = not self._groups or not is_mcp or admitted
             if selected and dedupe:
-                if name in seen:
+                if text_of(name) in seen:
                     continue
-                seen.add(name)
+                seen.add(text_of(name))
             if selected:
                 kept.append(index if indices else name)
         return kept

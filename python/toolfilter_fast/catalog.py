@@ -74,9 +74,20 @@ class ToolCatalog:
             servers.pop(server_id, None)
             self._servers = servers
 
-    def server_ids(self) -> list[str]:
-        """The refreshed servers, in first-refresh order."""
-        return list(self._servers)
+    def server_ids(self, ctx: Any = None) -> list[str]:
+        """The servers with at least one tool visible for ``ctx``, in first-refresh order.
+
+        A server all of whose tools are hidden is not listed: its name alone
+        would tell that it exists. With function patterns the answer depends on
+        ``ctx``, as :meth:`list_tools` does (the functions are called until each
+        server has shown one visible tool).
+        """
+        visible = self.filter.visible
+        return [
+            server_id
+            for server_id, tools in self._servers.items()
+            if any(visible(tool, ctx) for tool in tools.values())
+        ]
 
     def list_tools(self, ctx: Any = None) -> list[Tool]:
         """Every tool visible for ``ctx``: servers in first-refresh order, tools in list order."""

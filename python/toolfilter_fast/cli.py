@@ -561,10 +561,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     _prepare_streams()
-    # Like `python -m`: function patterns named in a config may live in the
-    # current directory.
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     try:
         return int(args.run(args))
     except (UsageError, ConfigError, CatalogError) as err:

@@ -30,9 +30,11 @@ A config file is a table (TOML) or an object (JSON)::
   (dot matches newline), ``x`` (verbose);
 * ``{callable = "package.module:function"}``: a function pattern
   ``fn(tool, ctx) -> bool``, imported when the file is loaded (a dotted name
-  after the colon reaches an attribute: ``"pkg.mod:Policy.check"``). Loading
-  such a file runs the module's code: treat a config file with callables as
-  code.
+  after the colon reaches an attribute: ``"pkg.mod:Policy.check"``). The
+  module is looked for in the config file's directory, then in the working
+  directory, then on ``sys.path``; those two directories are searched only
+  while that import runs. Loading such a file runs the module's code: treat
+  a config file with callables as code.
 
 Every key is checked: an unknown key anywhere is an error, because a typo such
 as ``exlude`` would otherwise silently show every tool. Errors are
@@ -46,11 +48,13 @@ read as JSON when its first non-blank character is ``{``, else as TOML.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,6 +135,29 @@ def _type_name(value: Any) -> str:
             float: "number", type(None): "null"}.get(type(value), type(value).__name__)
 
 
+def _search_dirs(where: _Where) -> list[str]:
+    """Where a config's callables are looked for before ``sys.path``: the config
+    file's own directory, then the working directory (a mapping: the latter only)."""
+    dirs = [] if where.path is None else [os.path.dirname(os.path.abspath(where.path))]
+    cwd = os.getcwd()
+    return [*dirs, cwd] if cwd not in dirs else dirs
+
+
+@contextlib.contextmanager
+def _importing_from(dirs: list[str]) -> Iterator[None]:
+    """``dirs`` first on ``sys.path`` while one import runs, and off it after: a
+    user's directory is searched only for the callables a config names, never
+    for the modules the package itself imports later."""
+    sys.path[:0] = dirs
+    try:
+        yield
+    finally:
+        # Only the entries put there: whatever the imported module added stays.
+        for folder in dirs:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(folder)
+
+
 def _import_callable(where: _Where, option: str, index: int, entry: Any, spec: Any) -> Any:
     def fail(reason: str) -> ConfigError:
         return where.error(option, reason, index=index, entry=entry)
@@ -140,10 +167,14 @@ def _import_callable(where: _Where, option: str, index: int, entry: Any, spec: A
     module_name, colon, attr_path = spec.partition(":")
     if not colon or not module_name or not attr_path:
         raise fail("'callable' must look like 'package.module:function'")
+    dirs = _search_dirs(where)
     try:
-        target: Any = importlib.import_module(module_name)
+        with _importing_from(dirs):
+            target: Any = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
-        raise fail(f"cannot import module {module_name!r} ({err})") from None
+        looked = ", ".join(dirs)
+        raise fail(f"cannot import module {module_name!r} ({err}; looked in {looked}, "
+                   "then sys.path)") from None
     except Exception as err:
         raise fail(f"importing {module_name!r} raised {type(err).__name__}: {err}") from None
     for part in attr_path.split("."):

@@ -13,7 +13,6 @@ from ._patterns import (
     option_entries,
     regexes_and_functions,
 )
-from ._tool import Tool
 
 __all__ = ["ToolFilter", "compile"]
 
@@ -78,10 +77,16 @@ def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, Any]:
         exclude if type(exclude) in exact else tuple(exclude) if exclude_ok else ()
     )
     build = _core.StaticBuild(include_entries, exclude_entries)
-    include_side = _Side("include", build)
-    if not exclude_ok:
-        option_entries("exclude", exclude)  # raises
-    exclude_side = _Side("exclude", build)
+    try:
+        include_side = _Side("include", build)
+        if not exclude_ok:
+            option_entries("exclude", exclude)  # raises
+        exclude_side = _Side("exclude", build)
+    except BaseException:
+        # The helper thread may be compiling exclude's patterns: a compile it
+        # has not begun is skipped (the traceback would keep `build` alive).
+        build.abandon()
+        raise
     include_open = not include_side.sources or bool(include_side.fns)
     try:
         static = build.finish(include_side.regex_servers, exclude_side.regex_servers, include_open)
@@ -95,9 +100,11 @@ def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, Any]:
 
 
 def _pair(tool: Any) -> tuple[str, str]:
-    """``(server_id, name)`` of a Tool, or of any object with those two str attributes."""
-    if type(tool) is Tool:
-        return tool.server_id, tool.name
+    """``(server_id, name)`` of a Tool, or of any object with those two str attributes.
+
+    A field that is missing (or an unset slot of a ``Tool`` made without
+    ``__init__``) or not a ``str`` is a TypeError, as in the reference.
+    """
     try:
         server_id, name = tool.server_id, tool.name
     except AttributeError:
@@ -175,10 +182,7 @@ class ToolFilter:
         Functions are not called: an exclude function never hides here, and an
         include list holding a function keeps every tool for :meth:`visible`.
         """
-        if type(tool) is Tool:
-            server_id, name = tool.server_id, tool.name
-        else:
-            server_id, name = _pair(tool)
+        server_id, name = _pair(tool)
         outcome = self._outcome(server_id, name)
         if outcome != _UNDECIDED:
             return outcome == _VISIBLE
@@ -204,10 +208,7 @@ class ToolFilter:
         that an include list without functions does not statically include is
         hidden before any exclude function runs (as the batches do).
         """
-        if type(tool) is Tool:
-            server_id, name = tool.server_id, tool.name
-        else:
-            server_id, name = _pair(tool)
+        server_id, name = _pair(tool)
         bits = self._flags(server_id, name)
         if bits & _EXCLUDED:
             return False

@@ -10,6 +10,7 @@ here, independently.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -31,6 +32,7 @@ from ._reference_groups import (
     ToolFilterGroup,
     group_glob_match,
 )
+from ._reference_text import text_of
 from ._tool import Tool
 from .catalog import ToolCatalog
 
@@ -58,7 +60,7 @@ __all__ = [
 
 def fold_lower(s: str) -> str:
     """Each character on its own to its Unicode lower-case (no final-sigma rule)."""
-    return "".join(c.lower() for c in s)
+    return "".join(c.lower() for c in text_of(s))
 
 
 def fold_loose(s: str) -> str:
@@ -71,6 +73,7 @@ def glob_match(pattern: str, text: str) -> bool:
 
     ``reach[j]`` says whether the pattern read so far can match ``text[:j]``.
     """
+    pattern, text = text_of(pattern), text_of(text)
     reach = [True] + [False] * len(text)
     for p in pattern:
         if p == "*":
@@ -88,6 +91,7 @@ def split_pattern(pattern: str) -> tuple[str, str]:
 
     Raises ValueError with the reason for an unusable pattern.
     """
+    pattern = text_of(pattern)
     if pattern == "":
         raise ValueError("empty pattern")
     if "/" not in pattern:
@@ -130,7 +134,7 @@ class _Side:
             if self._segment(server_glob, server_id) and self._segment(tool_glob, name):
                 return True
         for p in self.regexes:
-            if not self._segment(p.server_glob, server_id):
+            if not self._segment(text_of(p.server_glob), server_id):
                 continue
             if p.regex.search(name):
                 return True
@@ -140,6 +144,8 @@ class _Side:
 
 
 def _check_str(tool: Any) -> tuple[str, str]:
+    """A tool's ``(server_id, name)`` as exact strings, or the TypeError that says
+    what is wrong: no such attribute (or an unset slot), or not a ``str``."""
     try:
         server_id, name = tool.server_id, tool.name
     except AttributeError:
@@ -149,7 +155,43 @@ def _check_str(tool: Any) -> tuple[str, str]:
     for what, value in (("server_id", server_id), ("name", name)):
         if not isinstance(value, str):
             raise TypeError(f"{what} must be str, not {type(value).__name__}")
-    return server_id, name
+    return text_of(server_id), text_of(name)
+
+
+def check_threads(threads: Any) -> None:
+    """``threads`` is None (every core) or an int from 1 to ``sys.maxsize``."""
+    if threads is None:
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads must be None or an int, not {type(threads).__name__}")
+    if not 1 <= threads <= sys.maxsize:
+        raise ValueError(
+            f"threads must be None (every core) or an int from 1 to sys.maxsize, not {threads!r}"
+        )
+
+
+def _check_item(tool: Any, index: int) -> None:
+    """A batch's TypeError for a tool that is none: the scalar one, with its place."""
+    try:
+        _check_str(tool)
+    except TypeError as err:
+        message = str(err)
+        place = f"tools[{index}]"
+        raise TypeError(
+            f"{place}.{message}" if message.startswith(("server_id ", "name ")) else
+            f"{place}: {message}"
+        ) from None
+
+
+def _pair_strings(pair: Any, index: int) -> tuple[str, str]:
+    """The two strings of ``pairs[index]``, read from the tuple's own storage."""
+    if not isinstance(pair, tuple) or tuple.__len__(pair) != 2:
+        raise TypeError(f"pairs[{index}] must be a (server_id, name) tuple")
+    for slot in (0, 1):
+        value = tuple.__getitem__(pair, slot)
+        if not isinstance(value, str):
+            raise TypeError(f"pairs[{index}][{slot}] must be str, not {type(value).__name__}")
+    return tuple.__getitem__(pair, 0), tuple.__getitem__(pair, 1)
 
 
 class ToolFilter:
@@ -201,30 +243,56 @@ class ToolFilter:
                 return True
         return False
 
-    def static_filter(self, tools: Iterable[Any], *, threads: int | None = None) -> list[Any]:
-        return [tool for tool in tools if self.static_visible(tool)]
-
-    def filter(self, tools: Iterable[Any], ctx: Any = None, *,
-               threads: int | None = None) -> list[Any]:
-        return [tool for tool in tools if self.visible(tool, ctx)]
+    # A batch decides each item as the scalar call does; its errors name the
+    # item's place, and every item is checked before any function is called.
 
     def static_mask(self, tools: Iterable[Any], *, indices: bool = False,
                     threads: int | None = None) -> list[Any]:
+        check_threads(threads)
+        tools = list(tools)
+        for index, tool in enumerate(tools):
+            _check_item(tool, index)
         return _as(indices, [self.static_visible(tool) for tool in tools])
 
     def mask(self, tools: Iterable[Any], ctx: Any = None, *, indices: bool = False,
              threads: int | None = None) -> list[Any]:
+        check_threads(threads)
+        tools = list(tools)
+        for index, tool in enumerate(tools):
+            _check_item(tool, index)
         return _as(indices, [self.visible(tool, ctx) for tool in tools])
+
+    def static_filter(self, tools: Iterable[Any], *, threads: int | None = None) -> list[Any]:
+        tools = list(tools)
+        keep = self.static_mask(tools, threads=threads)
+        return [tool for tool, kept in zip(tools, keep, strict=True) if kept]
+
+    def filter(self, tools: Iterable[Any], ctx: Any = None, *,
+               threads: int | None = None) -> list[Any]:
+        tools = list(tools)
+        keep = self.mask(tools, ctx, threads=threads)
+        return [tool for tool, kept in zip(tools, keep, strict=True) if kept]
 
     def static_mask_pairs(self, pairs: Iterable[tuple[str, str]], *, indices: bool = False,
                           threads: int | None = None) -> list[Any]:
-        return _as(indices, [self.static_visible(Tool(s, n)) for s, n in pairs])
+        check_threads(threads)
+        read = [_pair_strings(pair, index) for index, pair in enumerate(list(pairs))]
+        return _as(indices, [self.static_visible(Tool(s, n)) for s, n in read])
 
     def static_mask_columns(self, server_ids: Sequence[str], names: Sequence[str], *,
                             indices: bool = False, threads: int | None = None) -> list[Any]:
+        check_threads(threads)
+        server_ids, names = list(server_ids), list(names)
         if len(server_ids) != len(names):
-            raise ValueError("server_ids and names differ in length")
-        return self.static_mask_pairs(zip(server_ids, names, strict=True), indices=indices)
+            raise ValueError(
+                f"server_ids and names differ in length ({len(server_ids)} and {len(names)})"
+            )
+        for index, (server_id, name) in enumerate(zip(server_ids, names, strict=True)):
+            for what, value in (("server_ids", server_id), ("names", name)):
+                if not isinstance(value, str):
+                    raise TypeError(f"{what}[{index}] must be str, not {type(value).__name__}")
+        pairs = zip(server_ids, names, strict=True)
+        return _as(indices, [self.static_visible(Tool(s, n)) for s, n in pairs])
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (list(self.include), list(self.exclude)))
