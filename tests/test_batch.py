@@ -174,7 +174,7 @@ def test_tampered_tools_get_the_usual_errors():
     not_str = Tool("s", "t")
     object.__setattr__(not_str, "server_id", 7)
     f = toolfilter_fast.compile(include=["s/*"])
-    for bad, message in ((unset, r"tools\[1\] is not a tool"), (not_str, r"tools\[1\]\.server_id")):
+    for bad, message in ((unset, r"tools\[1\]: expected a Tool"), (not_str, r"tools\[1\]\.server_id")):
         for threads in (1, 2):
             with pytest.raises(TypeError, match=message):
                 f.static_mask([Tool("s", "ok"), bad] + [Tool("s", "x")] * 20_000, threads=threads)

@@ -71,13 +71,13 @@ def test_non_tools_get_a_type_error(module):
     f = module.compile(include=["*"])
     with pytest.raises(TypeError, match="expected a Tool"):
         f.visible("github/x")
-    with pytest.raises(TypeError, match=r"expected a Tool|is not a tool"):
+    with pytest.raises(TypeError, match=r"expected a Tool"):
         f.filter([Tool("s", "t"), 42])
 
 
 def test_batches_name_the_bad_position():
     f = toolfilter_fast.compile(include=["*"])
-    with pytest.raises(TypeError, match=r"tools\[1\] is not a tool"):
+    with pytest.raises(TypeError, match=r"tools\[1\]: expected a Tool"):
         f.static_filter([Tool("s", "t"), 42])
 
     class Fake:
