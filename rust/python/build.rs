@@ -312,3 +312,7 @@ impl PyStaticBuild {
         }
     }
 }
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyStaticBuild>()
+}

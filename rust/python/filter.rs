@@ -8,7 +8,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::batch::{self, threads_arg, Select};
-use super::build::PyStaticBuild;
 use super::{bytes_str, str_bytes};
 use crate::filter::{FlagScratch, StaticFilter};
 use crate::fold::Fold;
@@ -215,7 +214,6 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRuleSet>()?;
     m.add_class::<PySegmentGlob>()?;
     m.add_class::<PyStaticFilter>()?;
-    m.add_class::<PyStaticBuild>()?;
     Ok(())
 }
 

@@ -88,6 +88,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     check_interpreter()?;
     m.add_function(wrap_pyfunction!(register_tool_class, m)?)?;
     filter::register(m)?;
+    build::register(m)?;
     focus::register(m)?;
     groups::register(m)?;
     Ok(())
