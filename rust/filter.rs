@@ -8,6 +8,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::fold::Fold;
+use crate::hints::{HintPattern, HintSide};
 use crate::index::SegmentIndex;
 use crate::rules::{fold_with, PatternIssue, RuleSet, Scratch};
 
@@ -65,6 +66,10 @@ pub struct StaticFilter {
     exclude_regex_servers: SegmentIndex,
     /// Include admits every tool statically: it is empty, or holds a function.
     include_open: bool,
+    /// The annotation patterns of each option (`crate::hints`): they match on
+    /// a tool's hints, which the caller hands in beside its two strings.
+    include_hints: HintSide,
+    exclude_hints: HintSide,
 }
 
 /// Buffers for [`StaticFilter::flags`], reused across calls so that a scalar
@@ -87,6 +92,9 @@ struct ServerPlan {
     /// Whether a literal `server/tool` rule of the option names this server.
     include_exact: bool,
     exclude_exact: bool,
+    /// Which trusted lists of the annotation patterns name this server.
+    include_trust: Vec<bool>,
+    exclude_trust: Vec<bool>,
 }
 
 impl StaticFilter {
@@ -175,7 +183,23 @@ impl StaticFilter {
             include_regex_servers: regex_servers(include_regex_servers, None),
             exclude_regex_servers: regex_servers(exclude_regex_servers, Some(Fold::Loose)),
             include_open,
+            include_hints: HintSide::default(),
+            exclude_hints: HintSide::default(),
         }
+    }
+
+    /// The filter with annotation patterns on each side. Their trusted server
+    /// globs match exactly, on both sides: trusting a server's hints is a
+    /// grant, as an include is.
+    pub fn with_hints<G: AsRef<[u8]>>(mut self, include: &[HintPattern<G>], exclude: &[HintPattern<G>]) -> Self {
+        self.include_hints = HintSide::compile(include);
+        self.exclude_hints = HintSide::compile(exclude);
+        self
+    }
+
+    /// Whether any annotation pattern needs the tools' hints.
+    pub fn uses_hints(&self) -> bool {
+        !self.include_hints.is_empty() || !self.exclude_hints.is_empty()
     }
 
     /// Resolves what depends on the server alone into `plan` (reusing its buffers).
@@ -192,6 +216,8 @@ impl StaticFilter {
         plan.exclude_exact = self.exclude.may_have_exact(folded);
         plan.folded.clear();
         plan.folded.extend_from_slice(folded);
+        self.include_hints.trust_into(server, scratch, &mut plan.include_trust);
+        self.exclude_hints.trust_into(server, scratch, &mut plan.exclude_trust);
     }
 
     fn plan(&self, server: &[u8], scratch: &mut Scratch) -> ServerPlan {
@@ -204,7 +230,16 @@ impl StaticFilter {
     /// `include_bits` false the include side is not matched (a batch over an
     /// open include: the decision does not depend on it).
     #[inline]
-    fn judge(&self, plan: &ServerPlan, server: &[u8], tool: &[u8], scratch: &mut Scratch, include_bits: bool) -> u8 {
+    #[allow(clippy::too_many_arguments)]
+    fn judge(
+        &self,
+        plan: &ServerPlan,
+        server: &[u8],
+        tool: &[u8],
+        hints: u8,
+        scratch: &mut Scratch,
+        include_bits: bool,
+    ) -> u8 {
         let Scratch { index, tool: tbuf, .. } = scratch;
         let mut bits = 0;
         if !self.exclude.is_empty() {
@@ -215,6 +250,9 @@ impl StaticFilter {
                 return flag::EXCLUDED;
             }
         }
+        if self.exclude_hints.matches(&plan.exclude_trust, hints) {
+            return flag::EXCLUDED;
+        }
         if plan.exclude_regex {
             bits |= flag::EXCLUDE_REGEX;
         }
@@ -223,6 +261,7 @@ impl StaticFilter {
         }
         if self.include.any_in_groups(&plan.include_groups, tool, index)
             || (plan.include_exact && self.include.exact_match(server, tool).is_some())
+            || self.include_hints.matches(&plan.include_trust, hints)
         {
             bits |= flag::INCLUDED;
         } else if plan.include_regex {
@@ -231,12 +270,18 @@ impl StaticFilter {
         bits
     }
 
-    /// The [`flag`] bits for one tool. When `EXCLUDED` is set the include side
-    /// is not looked at.
+    /// The [`flag`] bits for one tool without hints (all missing). When
+    /// `EXCLUDED` is set the include side is not looked at.
     pub fn flags(&self, server: &[u8], tool: &[u8], scratch: &mut FlagScratch) -> u8 {
+        self.flags_with_hints(server, tool, 0, scratch)
+    }
+
+    /// [`flags`](Self::flags) of a tool whose hints are the raw byte `hints`
+    /// (`crate::hints::raw`).
+    pub fn flags_with_hints(&self, server: &[u8], tool: &[u8], hints: u8, scratch: &mut FlagScratch) -> u8 {
         let FlagScratch { rules, plan } = scratch;
         self.plan_into(server, rules, plan);
-        self.judge(plan, server, tool, rules, true)
+        self.judge(plan, server, tool, hints, rules, true)
     }
 
     /// Turns flag bits into a decision.
@@ -254,14 +299,24 @@ impl StaticFilter {
         }
     }
 
-    /// Decides a run of tools on this thread, resolving each distinct server once.
+    /// Decides a run of tools without hints on this thread, resolving each
+    /// distinct server once.
     pub fn outcomes_into<'a>(&self, pairs: impl IntoIterator<Item = (&'a [u8], &'a [u8])>, out: &mut Vec<Outcome>) {
+        self.outcomes_with_hints_into(pairs.into_iter().map(|(server, tool)| (server, tool, 0)), out);
+    }
+
+    /// [`outcomes_into`](Self::outcomes_into) of tools with their raw hints.
+    pub fn outcomes_with_hints_into<'a>(
+        &self,
+        tools: impl IntoIterator<Item = (&'a [u8], &'a [u8], u8)>,
+        out: &mut Vec<Outcome>,
+    ) {
         let mut scratch = Scratch::default();
         let mut plans: FxHashMap<&[u8], ServerPlan> = FxHashMap::default();
         let mut last: Option<(&[u8], ServerPlan)> = None;
-        let pairs = pairs.into_iter();
-        out.reserve(pairs.size_hint().0);
-        for (server, tool) in pairs {
+        let tools = tools.into_iter();
+        out.reserve(tools.size_hint().0);
+        for (server, tool, hints) in tools {
             // Catalogs come grouped by server: try the previous server first.
             if last.as_ref().is_none_or(|(s, _)| !same_bytes(s, server)) {
                 if let Some((s, plan)) = last.take() {
@@ -274,7 +329,7 @@ impl StaticFilter {
                 last = Some((server, plan));
             }
             let plan = &last.as_ref().expect("set just above").1;
-            let bits = self.judge(plan, server, tool, &mut scratch, !self.include_open);
+            let bits = self.judge(plan, server, tool, hints, &mut scratch, !self.include_open);
             out.push(self.outcome(bits));
         }
     }
@@ -420,5 +475,42 @@ mod tests {
         assert_eq!(decide(&f, "s", "delete_x"), Outcome::Hidden);
         assert_eq!(f.exclude().first_match(b"t", b"u", &mut Scratch::default()), Some(7));
         assert_eq!(f.include().first_match(b"s", b"delete_x", &mut Scratch::default()), Some(2));
+    }
+
+    #[test]
+    fn annotation_patterns_join_the_string_patterns() {
+        use crate::hints::{raw, HintPattern};
+        let (t, f, n) = (Some(true), Some(false), None);
+        // Include read-only tools of trusted servers and the `admin/*` globs;
+        // exclude destructive ones (untrusted servers are destructive).
+        let read_only = HintPattern { want: [t, n, n, n], trusted: vec!["github", "fs", "admin"] };
+        let destructive = HintPattern { want: [n, t, n, n], trusted: vec!["github", "fs", "admin"] };
+        let filter = StaticFilter::compile(&["admin/*"], &["*/drop_*"], &[], &[], false)
+            .unwrap()
+            .with_hints(&[read_only], &[destructive]);
+        assert!(filter.uses_hints());
+        let cases: [(&str, &str, [Option<bool>; 4], Outcome); 8] = [
+            ("github", "get_issue", [t, n, n, n], Outcome::Visible),
+            ("github", "create_issue", [f, f, n, n], Outcome::Hidden), // not read-only
+            ("github", "get_issue", [n, n, n, n], Outcome::Hidden),    // missing: not read-only
+            ("evil", "get_issue", [t, f, n, n], Outcome::Hidden),      // untrusted: destructive
+            ("admin", "rotate", [f, f, n, n], Outcome::Visible),       // a glob includes it
+            ("admin", "wipe", [f, t, n, n], Outcome::Hidden),          // excluded as destructive
+            ("fs", "read", [t, t, n, n], Outcome::Visible),            // read-only wins over destructive
+            ("fs", "Drop-Table", [t, n, n, n], Outcome::Hidden),       // the loose glob excludes it
+        ];
+        let mut scratch = FlagScratch::default();
+        let items: Vec<(&[u8], &[u8], u8)> =
+            cases.iter().map(|(s, tool, h, _)| (s.as_bytes(), tool.as_bytes(), raw(*h))).collect();
+        let mut batch = Vec::new();
+        filter.outcomes_with_hints_into(items.iter().copied(), &mut batch);
+        for ((server, tool, hints, want), got) in cases.iter().zip(batch) {
+            let bits = filter.flags_with_hints(server.as_bytes(), tool.as_bytes(), raw(*hints), &mut scratch);
+            assert_eq!(filter.outcome(bits), *want, "{server}/{tool} {hints:?}");
+            assert_eq!(got, *want, "batch: {server}/{tool} {hints:?}");
+        }
+        // Without hints (the pair forms), every hint takes its default.
+        assert_eq!(decide(&filter, "github", "get_issue"), Outcome::Hidden);
+        assert_eq!(decide(&filter, "admin", "rotate"), Outcome::Hidden);
     }
 }

@@ -9,11 +9,13 @@
 //! The one binding module, `python`, converts Python objects at the edge.
 
 pub mod background;
+pub mod expr;
 pub mod filter;
 pub mod focus;
 pub mod fold;
 pub mod glob;
 pub mod groups;
+pub mod hints;
 pub mod index;
 pub mod literals;
 pub mod pairs;

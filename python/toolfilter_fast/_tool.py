@@ -3,10 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Tool"]
+__all__ = ["HINTS", "Tool", "raw_hints"]
+
+#: The MCP tool annotations that annotation patterns read, in the order of
+#: their bits in a raw hint byte (two bits each: missing, false, true).
+HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def raw_hints(annotations: Any) -> int:
+    """The raw hint byte of a tool's annotations: for each of :data:`HINTS`,
+    whether the server gave it as ``False`` (1) or ``True`` (2), or not at all
+    (0). Only a real ``bool`` counts; any other value is missing. A mapping is
+    read by key, any other object (an ``mcp.types.ToolAnnotations``) by
+    attribute."""
+    if annotations is None:
+        return 0
+    if isinstance(annotations, Mapping):
+        values = [annotations.get(key) for key in HINTS]
+    else:
+        values = [getattr(annotations, key, None) for key in HINTS]
+    raw = 0
+    for i, value in enumerate(values):
+        if value is True:
+            raw |= 2 << (2 * i)
+        elif value is False:
+            raw |= 1 << (2 * i)
+    return raw
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +41,12 @@ class Tool:
     Immutable. ``server_id`` and ``name`` must be ``str`` (any characters,
     lone surrogates included). Equality compares every field; the hash uses the
     pair only, so tools with unhashable schemas can still live in sets.
+
+    ``annotations`` (the MCP tool annotations, with the wire's camelCase keys)
+    is copied when the tool is made, and the hints that annotation patterns
+    read (``readOnlyHint`` and the rest) are read from it then: a tool's
+    hints cannot change under a filter. ``title`` and ``meta`` (the MCP
+    ``_meta``) are there for expression patterns.
     """
 
     server_id: str
@@ -23,12 +54,20 @@ class Tool:
     description: str | None = None
     input_schema: Mapping[str, Any] | None = None
     annotations: Mapping[str, Any] | None = None
+    title: str | None = None
+    meta: Mapping[str, Any] | None = None
+    #: The raw hint byte of ``annotations`` (:func:`raw_hints`), which the core
+    #: reads in place in batches, as it reads ``server_id`` and ``name``.
+    _hints: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for field in ("server_id", "name"):
-            value = getattr(self, field)
+        for name in ("server_id", "name"):
+            value = getattr(self, name)
             if not isinstance(value, str):
-                raise TypeError(f"Tool.{field} must be str, not {type(value).__name__}")
+                raise TypeError(f"Tool.{name} must be str, not {type(value).__name__}")
+        if isinstance(self.annotations, Mapping):
+            object.__setattr__(self, "annotations", dict(self.annotations))
+        object.__setattr__(self, "_hints", raw_hints(self.annotations))
 
     def __hash__(self) -> int:
         return hash((self.server_id, self.name))
@@ -36,22 +75,27 @@ class Tool:
     @classmethod
     def from_mcp(cls, server_id: str, tool: Mapping[str, Any] | Any) -> Tool:
         """Builds a Tool from an MCP tool definition: a mapping with ``name``,
-        ``description``, ``inputSchema``, ``annotations``, or an ``mcp.types.Tool``
-        of either SDK generation (``inputSchema`` in 1.x, ``input_schema`` in 2.x).
-        Pydantic annotations become mappings with the wire's camelCase keys."""
+        ``description``, ``inputSchema``, ``annotations``, ``title`` and ``_meta``,
+        or an ``mcp.types.Tool`` of either SDK generation (``inputSchema`` in
+        1.x, ``input_schema`` in 2.x; ``meta`` for ``_meta``). Pydantic
+        annotations become mappings with the wire's camelCase keys. A ``title``
+        that is not a ``str`` is left out (the annotations may carry one too)."""
         if isinstance(tool, Mapping):
             name, description = tool.get("name"), tool.get("description")
             schema, annotations = tool.get("inputSchema"), tool.get("annotations")
+            title, meta = tool.get("title"), tool.get("_meta")
         else:
             name, description = getattr(tool, "name", None), getattr(tool, "description", None)
             schema = getattr(tool, "input_schema", None)
             if schema is None:
                 schema = getattr(tool, "inputSchema", None)
             annotations = getattr(tool, "annotations", None)
+            title, meta = getattr(tool, "title", None), getattr(tool, "meta", None)
         if name is None:
             raise TypeError(f"an MCP tool needs a 'name', got {tool!r}")
         return cls(server_id, name, description, as_mapping(schema, "inputSchema"),
-                   as_mapping(annotations, "annotations"))
+                   as_mapping(annotations, "annotations"),
+                   title if isinstance(title, str) else None, as_mapping(meta, "_meta"))
 
 
 def as_mapping(value: Any, what: str) -> Mapping[str, Any] | None:
@@ -77,7 +121,9 @@ def _register_layout() -> bool:
     ``rust/python/mod.rs``); other objects keep the attribute lookup."""
     from . import _core
 
-    return _core.register_tool_class(Tool("\0probe-server", "\0probe-name"))
+    return _core.register_tool_class(
+        Tool("\0probe-server", "\0probe-name", annotations={"readOnlyHint": True}),
+    )
 
 
 FAST_READ = _register_layout()

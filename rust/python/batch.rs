@@ -88,6 +88,9 @@ struct Block {
     bytes: Vec<u8>,
     /// Byte ranges of each item's server id and name in `bytes`.
     spans: Vec<(usize, usize, usize, usize)>,
+    /// Each item's raw annotation hints (`crate::hints::raw`); 0 (all
+    /// missing) unless the filter has annotation patterns.
+    hints: Vec<u8>,
 }
 
 impl Block {
@@ -95,12 +98,13 @@ impl Block {
     /// nothing, and blocks are recycled, so a batch does not fault in fresh
     /// pages for every block.
     fn with_capacity() -> Self {
-        Block { bytes: Vec::with_capacity(BLOCK * 32), spans: Vec::with_capacity(BLOCK) }
+        Block { bytes: Vec::with_capacity(BLOCK * 32), spans: Vec::with_capacity(BLOCK), hints: Vec::with_capacity(BLOCK) }
     }
 
     fn clear(&mut self) {
         self.bytes.clear();
         self.spans.clear();
+        self.hints.clear();
     }
 
     fn copy(&mut self, bytes: &[u8]) -> (usize, usize) {
@@ -109,8 +113,8 @@ impl Block {
         (start, self.bytes.len())
     }
 
-    fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
-        self.spans.iter().map(|&(a, b, c, d)| (&self.bytes[a..b], &self.bytes[c..d]))
+    fn items(&self) -> impl Iterator<Item = (&[u8], &[u8], u8)> + '_ {
+        self.spans.iter().zip(&self.hints).map(|(&(a, b, c, d), &hints)| (&self.bytes[a..b], &self.bytes[c..d], hints))
     }
 }
 
@@ -141,6 +145,7 @@ impl Reader {
         block: &mut Block,
         server: Borrowed<'_, 'py, PyString>,
         name: Borrowed<'_, 'py, PyString>,
+        hints: u8,
     ) -> PyResult<()> {
         let server_span = match self.last {
             Some((ptr, runs, span)) if ptr == server.as_ptr() && runs == quiet.runs() => span,
@@ -152,14 +157,22 @@ impl Reader {
         };
         let name_span = block.copy(&quiet.str_bytes(name)?);
         block.spans.push((server_span.0, server_span.1, name_span.0, name_span.1));
+        block.hints.push(hints);
         Ok(())
     }
 
     /// Copies a server id and name the caller holds.
-    fn push_owned(&mut self, block: &mut Block, server: &Bound<'_, PyString>, name: &Bound<'_, PyString>) -> PyResult<()> {
+    fn push_owned(
+        &mut self,
+        block: &mut Block,
+        server: &Bound<'_, PyString>,
+        name: &Bound<'_, PyString>,
+        hints: u8,
+    ) -> PyResult<()> {
         let server_span = block.copy(&string_bytes(server)?);
         let name_span = block.copy(&string_bytes(name)?);
         block.spans.push((server_span.0, server_span.1, name_span.0, name_span.1));
+        block.hints.push(hints);
         // The caller drops these objects (inside a `Quiet::run`): their
         // addresses are not to be compared with later ones.
         self.last = None;
@@ -171,7 +184,7 @@ impl Reader {
 /// Python object.
 fn match_block(filter: &StaticFilter, number: usize, block: Block, done: &Mutex<Vec<Vec<Outcome>>>, spares: &Spares) {
     let mut outcomes = Vec::with_capacity(block.spans.len());
-    filter.outcomes_into(block.pairs(), &mut outcomes);
+    filter.outcomes_with_hints_into(block.items(), &mut outcomes);
     if let Ok(mut done) = done.lock() {
         done[number] = outcomes;
     }
@@ -226,7 +239,7 @@ fn decide<'py>(
         let mut out = Vec::with_capacity(n);
         for start in (0..n).step_by(BLOCK) {
             let block = read_block(start)?;
-            filter.outcomes_into(block.pairs(), &mut out);
+            filter.outcomes_with_hints_into(block.items(), &mut out);
             if let Ok(mut spares) = spares.lock() {
                 spares.push(block);
             }
@@ -303,8 +316,13 @@ impl<'py> Source<'py> {
     }
 }
 
-/// A tool's `server_id` and `name` read through their attributes (Python code).
-fn tool_attrs<'py>(tool: &Bound<'py, PyAny>, i: usize) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyString>)> {
+/// A tool's `server_id` and `name` read through their attributes, and its
+/// raw hints from `hints_of(tool)` when the filter needs them (Python code).
+fn tool_attrs<'py>(
+    tool: &Bound<'py, PyAny>,
+    i: usize,
+    hints_of: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyString>, u8)> {
     let py = tool.py();
     let field = |attr: &str| -> PyResult<Bound<'py, PyString>> {
         // Only a missing attribute (an unset slot too) means "not a tool";
@@ -322,10 +340,18 @@ fn tool_attrs<'py>(tool: &Bound<'py, PyAny>, i: usize) -> PyResult<(Bound<'py, P
         })?;
         Ok(as_str(&value, || format!("tools[{i}].{attr}"))?.clone())
     };
-    Ok((field("server_id")?, field("name")?))
+    let (server, name) = (field("server_id")?, field("name")?);
+    let hints = match hints_of {
+        Some(hints_of) => hints_of.call1((tool,))?.extract::<u8>()?,
+        None => 0,
+    };
+    Ok((server, name, hints))
 }
 
 /// A batch over a list of tools (objects with `server_id` and `name`).
+/// `hints_of(tool)` gives the raw hints of a tool that is not an exact
+/// `Tool`, when the filter has annotation patterns.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn select_tools<'py>(
     filter: &StaticFilter,
     tools: &Bound<'py, PyList>,
@@ -333,9 +359,15 @@ pub(super) fn select_tools<'py>(
     judge: Option<&Bound<'py, PyAny>>,
     recheck: bool,
     threads: Option<usize>,
+    hints_of: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let py = tools.py();
     let layout = ToolLayout::get();
+    let uses_hints = filter.uses_hints();
+    if uses_hints && hints_of.is_none() {
+        return Err(PyValueError::new_err("a filter with annotation patterns needs hints_of"));
+    }
+    let hints_of = hints_of.filter(|_| uses_hints);
     let n = tools.len();
     let mut source = Source::Given(tools.clone());
     let mut quiet = Quiet::new(py);
@@ -351,17 +383,20 @@ pub(super) fn select_tools<'py>(
             }
             let tool = source.borrowed(quiet, i).ok_or_else(|| item_missing(i))?;
             if let Some((server, name)) = quiet.tool_fields(layout, tool) {
-                return reader.push_borrowed(quiet, block, server, name);
+                let hints = if uses_hints { quiet.tool_hints(layout, tool) } else { Some(0) };
+                if let Some(hints) = hints {
+                    return reader.push_borrowed(quiet, block, server, name, hints);
+                }
             }
         }
         // Reading attributes runs Python code: the snapshot first (the list
         // still as given), and nothing borrowed across the code.
         source.snapshot();
         let tool = source.owned(i)?;
-        let fields = quiet.run(|_| tool_attrs(&tool, i));
+        let fields = quiet.run(|_| tool_attrs(&tool, i, hints_of));
         let read = match fields {
-            Ok((server, name)) => {
-                let copied = reader.push_owned(block, &server, &name);
+            Ok((server, name, hints)) => {
+                let copied = reader.push_owned(block, &server, &name, hints);
                 // Strings a property made may have no other holder: their
                 // decref may run a finalizer, so it is dropped as Python code.
                 quiet.run(|_| drop((server, name)));
@@ -403,7 +438,7 @@ pub(super) fn select_pairs<'py>(
         let (server, name) = (pair.get_borrowed_item(0)?, pair.get_borrowed_item(1)?);
         let server = as_str(&server, || format!("pairs[{i}][0]"))?.as_borrowed();
         let name = as_str(&name, || format!("pairs[{i}][1]"))?.as_borrowed();
-        reader.push_borrowed(quiet, block, server, name)
+        reader.push_borrowed(quiet, block, server, name, 0)
     })?;
     answer(py, quiet, &outcomes, select, judge, false, |i| {
         let pair = pairs.get_item(i)?.cast_into::<PyTuple>()?;
@@ -438,7 +473,7 @@ pub(super) fn select_columns<'py>(
         let name = quiet.list_item(names, i).ok_or_else(|| item_missing(i))?;
         let server = as_str(&server, || format!("server_ids[{i}]"))?.as_borrowed();
         let name = as_str(&name, || format!("names[{i}]"))?.as_borrowed();
-        reader.push_borrowed(quiet, block, server, name)
+        reader.push_borrowed(quiet, block, server, name, 0)
     })?;
     answer(py, quiet, &outcomes, select, judge, false, |i| {
         Ok(Held::Pair(server_ids.get_item(i)?, names.get_item(i)?))

@@ -12,11 +12,12 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
 
-use super::as_str;
+use super::{as_str, str_bytes};
 use super::filter::PyStaticFilter;
 use super::inplace::{prefetch_object, string_bytes, tuple_item, Quiet};
 use crate::background;
 use crate::filter::{compile_in_parallel, Side, StaticFilter};
+use crate::hints::HintPattern;
 use crate::rules::{self, PatternIssue, RuleSet};
 
 /// How many entries ahead of the one being read the reading prefetches.
@@ -267,16 +268,22 @@ impl PyStaticBuild {
         }
     }
 
-    /// The compiled filter, with the server globs of the regex patterns.
+    /// The compiled filter, with the server globs of the regex patterns and
+    /// the annotation patterns of each side, each `(want, trusted)`: the four
+    /// wanted hints (`True`, `False` or None for any, in the order of
+    /// `HINTS`) and the server globs it trusts, checked by the caller.
     /// Raises ValueError((option, index, reason)) for the first refused
     /// pattern, include's before exclude's, `index` being its place in the
     /// option. A build finishes once.
+    #[pyo3(signature = (include_regex_servers, exclude_regex_servers, include_open, include_hints=Vec::new(), exclude_hints=Vec::new()))]
     fn finish(
         &self,
         py: Python<'_>,
         include_regex_servers: Vec<Bound<'_, PyAny>>,
         exclude_regex_servers: Vec<Bound<'_, PyAny>>,
         include_open: bool,
+        include_hints: Vec<HintEntry<'_>>,
+        exclude_hints: Vec<HintEntry<'_>>,
     ) -> PyResult<PyStaticFilter> {
         fn strings<'a>(list: &'a [Bound<'_, PyAny>], what: &str) -> PyResult<Vec<Cow<'a, [u8]>>> {
             list.iter().enumerate().map(|(i, p)| string_bytes(as_str(p, || format!("{what}[{i}]"))?)).collect()
@@ -299,8 +306,23 @@ impl PyStaticBuild {
             };
             PyValueError::new_err((option, index, issue.message()))
         })?;
-        Ok(PyStaticFilter::new(inner))
+        let (include_hints, exclude_hints) = (hint_patterns(&include_hints)?, hint_patterns(&exclude_hints)?);
+        Ok(PyStaticFilter::new(inner.with_hints(&include_hints, &exclude_hints)))
     }
+}
+
+/// One annotation pattern as Python hands it over: the four wanted hints
+/// and the trusted server globs.
+type HintEntry<'py> = ([Option<bool>; 4], Vec<Bound<'py, PyAny>>);
+
+fn hint_patterns<'a>(entries: &'a [HintEntry<'_>]) -> PyResult<Vec<HintPattern<Cow<'a, [u8]>>>> {
+    entries
+        .iter()
+        .map(|(want, trusted)| {
+            let trusted = trusted.iter().map(|glob| str_bytes(glob, "trusted")).collect::<PyResult<_>>()?;
+            Ok(HintPattern { want: *want, trusted })
+        })
+        .collect()
 }
 
 impl PyStaticBuild {

@@ -148,22 +148,29 @@ impl PyStaticFilter {
 
 #[pymethods]
 impl PyStaticFilter {
-    /// Flag bits for one tool: 1 excluded by a string pattern, 2 an exclude
-    /// regex's server glob matches, 4 included by a string pattern, 8 an
-    /// include regex's server glob matches.
-    fn flags(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<u8> {
+    /// Flag bits for one tool with raw annotation hints `hints`: 1 excluded
+    /// by a string or annotation pattern, 2 an exclude regex's server glob
+    /// matches, 4 included by a string or annotation pattern, 8 an include
+    /// regex's server glob matches.
+    #[pyo3(signature = (server_id, name, hints=0))]
+    fn flags(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>, hints: u8) -> PyResult<u8> {
         let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
-        Ok(with_flag_scratch(|scratch| self.inner.flags(&server, &tool, scratch)))
+        Ok(with_flag_scratch(|scratch| self.inner.flags_with_hints(&server, &tool, hints, scratch)))
     }
 
     /// The static decision for one tool: 0 hidden, 1 visible, 2 a regex must decide.
-    fn outcome(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PyResult<u8> {
+    #[pyo3(signature = (server_id, name, hints=0))]
+    fn outcome(&self, server_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>, hints: u8) -> PyResult<u8> {
         let (server, tool) = (str_bytes(server_id, "server_id")?, str_bytes(name, "name")?);
-        Ok(with_flag_scratch(|scratch| self.inner.outcome(self.inner.flags(&server, &tool, scratch))) as u8)
+        Ok(with_flag_scratch(|scratch| self.inner.outcome(self.inner.flags_with_hints(&server, &tool, hints, scratch)))
+            as u8)
     }
 
-    /// A batch over a list of tools (objects with `server_id` and `name`).
-    #[pyo3(signature = (tools, mode, judge=None, recheck=false, threads=None))]
+    /// A batch over a list of tools (objects with `server_id` and `name`);
+    /// `hints_of(tool)` gives the raw hints of a tool that is not an exact
+    /// `Tool`, for a filter with annotation patterns.
+    #[pyo3(signature = (tools, mode, judge=None, recheck=false, threads=None, hints_of=None))]
+    #[allow(clippy::too_many_arguments)]
     fn select_tools<'py>(
         &self,
         tools: &Bound<'py, PyList>,
@@ -171,9 +178,16 @@ impl PyStaticFilter {
         judge: Option<&Bound<'py, PyAny>>,
         recheck: bool,
         threads: Option<&Bound<'py, PyAny>>,
+        hints_of: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let (select, threads) = (Select::parse(mode)?, threads_arg(threads)?);
-        batch::select_tools(&self.inner, tools, select, judge, recheck, threads)
+        batch::select_tools(&self.inner, tools, select, judge, recheck, threads, hints_of)
+    }
+
+    /// Whether the filter has annotation patterns (its batches read hints).
+    #[getter]
+    fn uses_hints(&self) -> bool {
+        self.inner.uses_hints()
     }
 
     /// A batch over a list of `(server_id, name)` tuples. `judge` is called

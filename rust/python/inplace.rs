@@ -145,6 +145,33 @@ impl<'py> Quiet<'py> {
         }
     }
 
+    /// The raw hint byte an exact `Tool` keeps in its `_hints` slot (see
+    /// `crate::hints::raw`); None when the slot is unset or holds anything
+    /// but an exact int from 0 to 255, which sends the caller to the
+    /// attribute lookup.
+    #[inline]
+    pub(crate) fn tool_hints(&self, layout: &ToolLayout, tool: Borrowed<'_, 'py, PyAny>) -> Option<u8> {
+        let ptr = tool.as_ptr();
+        if !layout.is_instance(ptr) {
+            return None;
+        }
+        let hints = layout.field(ptr, layout.hints);
+        // SAFETY: a slot of a live `Tool`, NULL or an object it holds for the
+        // caller's borrow (rule 3); an exact int is read by a C call that runs
+        // no Python code (no `__index__`: the type is checked exact first).
+        unsafe {
+            if hints.is_null() || ffi::PyLong_CheckExact(hints) == 0 {
+                return None;
+            }
+            let value = ffi::PyLong_AsLong(hints);
+            if value == -1 && !ffi::PyErr_Occurred().is_null() {
+                ffi::PyErr_Clear();
+                return None;
+            }
+            u8::try_from(value).ok()
+        }
+    }
+
     /// Starts loading the name of `tool` when it is a `Tool`: a batch reads
     /// it a few items later (a catalog's strings are scattered in memory).
     #[inline]
@@ -289,6 +316,8 @@ pub(crate) struct ToolLayout {
     class: Py<PyType>,
     server_id: usize,
     name: usize,
+    /// The `_hints` slot: the raw byte of the tool's annotation hints.
+    hints: usize,
 }
 
 static TOOL_LAYOUT: OnceLock<ToolLayout> = OnceLock::new();
@@ -316,8 +345,9 @@ impl ToolLayout {
     }
 
     /// Learns the layout from `probe`, an instance whose `server_id` and
-    /// `name` are two distinct `str` objects. Returns whether the fast read
-    /// is on; it stays off unless both fields are plain slots found exactly once.
+    /// `name` are two distinct `str` objects and whose `_hints` is an int.
+    /// Returns whether the fast read is on; it stays off unless the three
+    /// fields are plain slots, each found exactly once.
     pub(crate) fn register(probe: &Bound<'_, PyAny>) -> PyResult<bool> {
         let py = probe.py();
         let class = probe.get_type();
@@ -330,13 +360,18 @@ impl ToolLayout {
         let basic_size: usize = class.getattr("__basicsize__")?.extract()?;
         let word = std::mem::size_of::<*mut ffi::PyObject>();
         let header = std::mem::size_of::<ffi::PyObject>();
-        let mut offsets = [0usize; 2];
-        for (slot, attr) in offsets.iter_mut().zip(["server_id", "name"]) {
+        let mut offsets = [0usize; 3];
+        for (slot, attr) in offsets.iter_mut().zip(["server_id", "name", "_hints"]) {
             if !class_dict.get_item(attr)?.is_instance(&slot_type)? {
                 return Ok(false);
             }
             let value = probe.getattr(attr)?;
-            if !value.is_instance_of::<PyString>() {
+            let expected = if attr == "_hints" {
+                value.is_exact_instance_of::<pyo3::types::PyInt>()
+            } else {
+                value.is_instance_of::<PyString>()
+            };
+            if !expected {
                 return Ok(false);
             }
             // Every word of the instance past its header: the probe and
@@ -348,10 +383,10 @@ impl ToolLayout {
             let [offset] = found[..] else { return Ok(false) };
             *slot = offset;
         }
-        if offsets[0] == offsets[1] {
+        if offsets[0] == offsets[1] || offsets[1] == offsets[2] || offsets[0] == offsets[2] {
             return Ok(false);
         }
-        let layout = ToolLayout { class: class.unbind(), server_id: offsets[0], name: offsets[1] };
+        let layout = ToolLayout { class: class.unbind(), server_id: offsets[0], name: offsets[1], hints: offsets[2] };
         // A second registration (a reloaded module) keeps the first layout.
         let _ = TOOL_LAYOUT.set(layout);
         Ok(TOOL_LAYOUT.get().is_some_and(|l| l.is_instance(probe.as_ptr())))

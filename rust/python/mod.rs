@@ -12,6 +12,7 @@ use pyo3::types::{PyBytes, PyString};
 
 mod batch;
 mod build;
+mod expr;
 mod filter;
 mod focus;
 mod groups;
@@ -89,6 +90,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(register_tool_class, m)?)?;
     filter::register(m)?;
     build::register(m)?;
+    expr::register(m)?;
     focus::register(m)?;
     groups::register(m)?;
     Ok(())
