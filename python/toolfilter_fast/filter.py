@@ -33,7 +33,12 @@ class _Side:
 
     __slots__ = ("_regexes", "fns", "loose", "regex_pairs", "regex_servers", "sources")
 
-    def __init__(self, option: str, build: Any) -> None:
+    loose: bool
+    sources: tuple[Any, ...]
+    regex_pairs: list[tuple[str, Any]]
+    regex_servers: list[str]
+
+    def __init__(self, option: str, build: _core.StaticBuild) -> None:
         self.loose = option == "exclude"
         self.sources = build.sources(option)
         others, fns = regexes_and_functions(option, self.sources, build.others(option))
@@ -61,7 +66,7 @@ class _Side:
         return False
 
 
-def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, Any]:
+def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, _core.StaticFilter]:
     """Both options' sides and the compiled static filter. The core starts on
     the string patterns (exclude's on a thread of its own, for long options)
     while the other entries are classified here; errors come in the order of
@@ -129,6 +134,17 @@ class ToolFilter:
 
     __slots__ = ("_dynamic", "_exclude", "_exclude_fns", "_flags", "_include", "_include_empty",
                  "_include_fns", "_outcome", "_static")
+
+    # Set once by compile, through object.__setattr__ (assignment is refused).
+    _include: _Side
+    _exclude: _Side
+    _include_empty: bool
+    _static: _core.StaticFilter
+    _dynamic: bool
+    _flags: Callable[[str, str], int]
+    _outcome: Callable[[str, str], int]
+    _include_fns: tuple[Callable[[Any, Any], Any], ...]
+    _exclude_fns: tuple[Callable[[Any, Any], Any], ...]
 
     def __init__(self) -> None:
         raise TypeError("use ToolFilter.compile(include=[...], exclude=[...])")

@@ -197,6 +197,9 @@ def _pair_strings(pair: Any, index: int) -> tuple[str, str]:
 class ToolFilter:
     """Reference ToolFilter: same API and semantics as ``toolfilter_fast.ToolFilter``."""
 
+    _include: _Side
+    _exclude: _Side
+
     def __init__(self) -> None:
         raise TypeError("use ToolFilter.compile(include=[...], exclude=[...])")
 
