@@ -9,6 +9,7 @@ from __future__ import annotations
 from ._core import fold_loose, fold_lower, glob_match
 from ._errors import PatternError, ToolNotFoundError
 from ._tool import Tool
+from ._version import __version__ as __version__
 from .catalog import ToolCatalog
 from .config import ConfigError
 from .explain import Decision
@@ -37,5 +38,3 @@ __all__ = [
     "fold_lower",
     "glob_match",
 ]
-
-__version__ = "0.1.0"

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _workload, reference
+from ._core import glob_match
 from ._tool import Tool
 from .filter import ToolFilter
 
@@ -312,8 +313,6 @@ def _memory(n_tools: int, count: int, say: Callable[[str], None]) -> list[str]:
 
 def _adversarial(say: Callable[[str], None]) -> str:
     say("adversarial glob")
-    from . import glob_match
-
     name = "a" * 100_000
     pattern = "*a" * 9 + "*b"
     seconds = _median_seconds(lambda: glob_match(pattern, name), 9)

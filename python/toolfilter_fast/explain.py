@@ -32,7 +32,7 @@ from ._patterns import (
     call_fail_closed,
     parse_options,
 )
-from .filter import _pair
+from ._tool import _pair
 
 __all__ = ["STEPS", "Call", "Decision", "Explainer", "PatternRef", "describe_pattern", "explain"]
 

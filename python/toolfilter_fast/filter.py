@@ -13,6 +13,9 @@ from ._patterns import (
     option_entries,
     regexes_and_functions,
 )
+from ._tool import _pair
+from ._version import __version__
+from .explain import Decision, explain
 
 __all__ = ["ToolFilter", "compile"]
 
@@ -102,24 +105,6 @@ def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, _core.StaticFilt
             f"{option}[{index}]: {reason}: {entry!r}", option=option, index=index, entry=entry,
         ) from None
     return include_side, exclude_side, static
-
-
-def _pair(tool: Any) -> tuple[str, str]:
-    """``(server_id, name)`` of a Tool, or of any object with those two str attributes.
-
-    A field that is missing (or an unset slot of a ``Tool`` made without
-    ``__init__``) or not a ``str`` is a TypeError, as in the reference.
-    """
-    try:
-        server_id, name = tool.server_id, tool.name
-    except AttributeError:
-        raise TypeError(
-            f"expected a Tool (an object with server_id and name), got {type(tool).__name__}"
-        ) from None
-    for what, value in (("server_id", server_id), ("name", name)):
-        if not isinstance(value, str):
-            raise TypeError(f"{what} must be str, not {type(value).__name__}")
-    return server_id, name
 
 
 class ToolFilter:
@@ -307,15 +292,15 @@ class ToolFilter:
 
     # --- delegates: explain (explain.py) and config files (config.py) ---------------
 
-    def explain(self, tool: Any, ctx: Any = None) -> Any:
+    def explain(self, tool: Any, ctx: Any = None) -> Decision:
         """Why :meth:`visible` says what it says: a :class:`~toolfilter_fast.explain.Decision`."""
-        from .explain import explain
-
         return explain(self, tool, ctx)
 
     @classmethod
     def from_config(cls, config: Any) -> ToolFilter:
         """A filter from a parsed config mapping (see ``toolfilter_fast.config``)."""
+        # Late: config builds ToolFilters (it imports this module), so this
+        # delegate imports it when called, not when the filter loads.
         from .config import filter_from_config
 
         return filter_from_config(config, cls=cls)
@@ -323,7 +308,7 @@ class ToolFilter:
     @classmethod
     def from_file(cls, path: Any) -> ToolFilter:
         """A filter from a TOML or JSON config file (see ``toolfilter_fast.config``)."""
-        from .config import filter_from_file
+        from .config import filter_from_file  # late: config imports this module (see above)
 
         return filter_from_file(path, cls=cls)
 
@@ -346,16 +331,10 @@ def _rebuild(cls: type[ToolFilter], include: list[Any], exclude: list[Any],
     if type(format) is not int or not 1 <= format <= PICKLE_FORMAT or newer:
         raise ValueError(
             f"cannot unpickle this ToolFilter: it was pickled in format {format!r}, and "
-            f"toolfilter_fast {_version()} reads formats 1 to {PICKLE_FORMAT}; unpickle it "
+            f"toolfilter_fast {__version__} reads formats 1 to {PICKLE_FORMAT}; unpickle it "
             "with the release that made it, or rebuild it with ToolFilter.compile"
         )
     return cls.compile(include=include, exclude=exclude)
-
-
-def _version() -> str:
-    from . import __version__
-
-    return __version__
 
 
 def compile(
