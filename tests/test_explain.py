@@ -10,7 +10,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from toolfilter_fast import Decision, PatternError, Tool, ToolFilter, reference
-from toolfilter_fast.explain import STEPS, Explainer, describe_pattern, explain
+from toolfilter_fast.filter.explain import STEPS, Explainer, describe_pattern, explain
 
 
 def raises_value_error(tool, ctx):

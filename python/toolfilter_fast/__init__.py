@@ -10,10 +10,8 @@ from ._core import fold_loose, fold_lower, glob_match
 from ._errors import PatternError, ToolNotFoundError
 from ._tool import Tool
 from ._version import __version__ as __version__
-from .catalog import ToolCatalog
 from .config import ConfigError
-from .explain import Decision
-from .filter import ToolFilter, compile
+from .filter import Decision, ToolCatalog, ToolFilter, compile
 from .focus import FocusLens
 from .groups import GroupConfigError, GroupConfigWarning, GroupFilter, GroupMode, ToolFilterGroup
 from .registry import ToolRegistry

@@ -24,7 +24,7 @@ from ._term import ProgressBar, Style, table, wants_color
 from ._tool import Tool
 from ._version import __version__
 from .config import Config, ConfigError, load_config, load_file, parse_toml
-from .explain import Decision, Explainer
+from .filter.explain import Decision, Explainer
 
 __all__ = ["main"]
 

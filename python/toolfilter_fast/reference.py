@@ -3,7 +3,7 @@
 Simple and obviously right, with the same public API as the fast path. It is
 the oracle of the property tests and the baseline of the benchmarks. Nothing
 here calls the Rust core. ``Tool``, the exceptions, the pattern classification
-(``_patterns``) and the filter-agnostic ``ToolCatalog`` are shared with the
+(``filter/patterns.py``) and the filter-agnostic ``ToolCatalog`` are shared with the
 fast path; the matching and the string-pattern rules are written out again
 here, independently.
 """
@@ -15,14 +15,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._errors import PatternError, ToolNotFoundError
-from ._patterns import (
-    FunctionPattern,
-    Parsed,
-    RegexPattern,
-    StringPattern,
-    call_fail_closed,
-    parse_options,
-)
 from ._reference_focus import FocusLens, ToolRegistry
 from ._reference_groups import (
     GroupConfigError,
@@ -34,7 +26,15 @@ from ._reference_groups import (
 )
 from ._reference_text import text_of
 from ._tool import Tool
-from .catalog import ToolCatalog
+from .filter.catalog import ToolCatalog
+from .filter.patterns import (
+    FunctionPattern,
+    Parsed,
+    RegexPattern,
+    StringPattern,
+    call_fail_closed,
+    parse_options,
+)
 
 __all__ = [
     "FocusLens",

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from . import _core
-from ._errors import PatternError
-from ._patterns import (
+from .. import _core
+from .._errors import PatternError
+from .._tool import _pair
+from .._version import __version__
+from .explain import Decision, explain
+from .patterns import (
     call_fail_closed,
     check_option_names,
     option_entries,
     regexes_and_functions,
 )
-from ._tool import _pair
-from ._version import __version__
-from .explain import Decision, explain
 
 __all__ = ["ToolFilter", "compile"]
 
@@ -290,10 +290,10 @@ class ToolFilter:
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), list(self.include), list(self.exclude), PICKLE_FORMAT))
 
-    # --- delegates: explain (explain.py) and config files (config.py) ---------------
+    # --- delegates: explain (explain.py) and config files (../config.py) ------------
 
     def explain(self, tool: Any, ctx: Any = None) -> Decision:
-        """Why :meth:`visible` says what it says: a :class:`~toolfilter_fast.explain.Decision`."""
+        """Why :meth:`visible` says what it says: a :class:`~toolfilter_fast.Decision`."""
         return explain(self, tool, ctx)
 
     @classmethod
@@ -301,14 +301,14 @@ class ToolFilter:
         """A filter from a parsed config mapping (see ``toolfilter_fast.config``)."""
         # Late: config builds ToolFilters (it imports this module), so this
         # delegate imports it when called, not when the filter loads.
-        from .config import filter_from_config
+        from ..config import filter_from_config
 
         return filter_from_config(config, cls=cls)
 
     @classmethod
     def from_file(cls, path: Any) -> ToolFilter:
         """A filter from a TOML or JSON config file (see ``toolfilter_fast.config``)."""
-        from .config import filter_from_file  # late: config imports this module (see above)
+        from ..config import filter_from_file  # late: config imports this module (see above)
 
         return filter_from_file(path, cls=cls)
 
