@@ -3,7 +3,7 @@
 Simple and obviously right: for each name, every live group's every pattern
 is tried in turn. The oracle of the property tests and the baseline of the
 benchmarks; nothing here calls the Rust core. The data model, configuration
-and tool handling (``_group_model``) are shared with the fast path; the glob,
+and tool handling (``groups/model.py``) are shared with the fast path; the glob,
 the keyword test and the visibility rules are written out again here.
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._group_model import (
+from ._reference_text import text_of
+from .groups.model import (
     GroupConfigError,
     GroupConfigWarning,
     GroupFilterBase,
@@ -19,7 +20,6 @@ from ._group_model import (
     NameList,
     ToolFilterGroup,
 )
-from ._reference_text import text_of
 
 __all__ = [
     "GroupConfigError",

@@ -4,7 +4,7 @@ shared by the fast ``GroupFilter`` and the reference one.
 This module decides what a group *is* (its three fields, how they are read from
 dicts, JSON and a runtime's TOML config, and which tools are MCP-origin). How
 a group's globs and keywords are matched is left to each implementation (the
-Rust core in ``groups``, or ``_reference_groups``), so the two can be compared.
+Rust core in ``group_filter``, or the reference's ``groups``), so the two can be compared.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
 
-from ._tool import Tool
+from .._tool import Tool
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -78,7 +78,8 @@ class GroupConfigWarning(UserWarning):
     """Something in a group's configuration was ignored (an unknown key)."""
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# toolfilter_fast/, not this subpackage: config.py and the reference call in too.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _warn(message: str) -> None:
