@@ -1000,9 +1000,11 @@ def _pickle_globals(obj):
 
 def test_a_pickle_names_the_paths_that_earlier_releases_read():
     # An older release reaches `_rebuild` (which refuses a newer format clearly)
-    # only if a pickle names modules that it has.
+    # only if a pickle names modules that it has: the packages' public paths.
     assert _pickle_globals(_pickled_today("ToolFilter")) == [
         "toolfilter_fast.filter _rebuild", "toolfilter_fast.filter ToolFilter", "re _compile"]
+    assert _pickle_globals(_pickled_today("GroupFilter")) == [
+        "toolfilter_fast.groups GroupFilter", "toolfilter_fast.groups ToolFilterGroup"]
     assert _pickle_globals(_pickled_today("reference ToolFilter")) == [
         "toolfilter_fast.reference _rebuild"]
 
