@@ -12,9 +12,8 @@ from ._tool import Tool
 from ._version import __version__ as __version__
 from .config import ConfigError
 from .filter import Decision, ToolCatalog, ToolFilter, compile
-from .focus import FocusLens
+from .focus import FocusLens, ToolRegistry
 from .groups import GroupConfigError, GroupConfigWarning, GroupFilter, GroupMode, ToolFilterGroup
-from .registry import ToolRegistry
 
 __all__ = [
     "ConfigError",
