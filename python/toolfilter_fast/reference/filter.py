@@ -14,20 +14,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._errors import PatternError, ToolNotFoundError
-from ._reference_focus import FocusLens, ToolRegistry
-from ._reference_groups import (
-    GroupConfigError,
-    GroupConfigWarning,
-    GroupFilter,
-    GroupMode,
-    ToolFilterGroup,
-    group_glob_match,
-)
-from ._reference_text import text_of
-from ._tool import Tool
-from .filter.catalog import ToolCatalog
-from .filter.patterns import (
+from .._errors import PatternError
+from .._tool import Tool
+from ..filter.patterns import (
     FunctionPattern,
     Parsed,
     RegexPattern,
@@ -35,27 +24,9 @@ from .filter.patterns import (
     call_fail_closed,
     parse_options,
 )
+from .text import text_of
 
-__all__ = [
-    "FocusLens",
-    "GroupConfigError",
-    "GroupConfigWarning",
-    "GroupFilter",
-    "GroupMode",
-    "PatternError",
-    "Tool",
-    "ToolCatalog",
-    "ToolFilter",
-    "ToolFilterGroup",
-    "ToolNotFoundError",
-    "ToolRegistry",
-    "compile",
-    "fold_loose",
-    "fold_lower",
-    "glob_match",
-    "group_glob_match",
-    "split_pattern",
-]
+__all__ = ["ToolFilter", "compile", "fold_loose", "fold_lower", "glob_match", "split_pattern"]
 
 
 def fold_lower(s: str) -> str:

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ._reference_text import text_of
-from .focus.common import (
+from ..focus.common import (
     DEFAULT_MAX_TOOLS,
     MODES,
     check_options,
@@ -19,9 +18,10 @@ from .focus.common import (
     tool_fields,
     tool_name,
 )
-from .focus.common import discover_tools_name as _discover_tools_name
-from .focus.common import discover_tools_spec as _discover_tools_spec
-from .focus.registry import ToolRegistry
+from ..focus.common import discover_tools_name as _discover_tools_name
+from ..focus.common import discover_tools_spec as _discover_tools_spec
+from ..focus.registry import ToolRegistry
+from .text import text_of
 
 __all__ = ["FocusLens", "ToolRegistry"]
 

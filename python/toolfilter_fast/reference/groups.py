@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._reference_text import text_of
-from .groups.model import (
+from ..groups.model import (
     GroupConfigError,
     GroupConfigWarning,
     GroupFilterBase,
@@ -20,6 +19,7 @@ from .groups.model import (
     NameList,
     ToolFilterGroup,
 )
+from .text import text_of
 
 __all__ = [
     "GroupConfigError",
