@@ -1005,6 +1005,8 @@ def test_a_pickle_names_the_paths_that_earlier_releases_read():
         "toolfilter_fast.filter _rebuild", "toolfilter_fast.filter ToolFilter", "re _compile"]
     assert _pickle_globals(_pickled_today("GroupFilter")) == [
         "toolfilter_fast.groups GroupFilter", "toolfilter_fast.groups ToolFilterGroup"]
+    assert _pickle_globals(_pickled_today("reference GroupFilter")) == [
+        "toolfilter_fast.reference GroupFilter", "toolfilter_fast.groups ToolFilterGroup"]
     assert _pickle_globals(_pickled_today("reference ToolFilter")) == [
         "toolfilter_fast.reference _rebuild"]
 
