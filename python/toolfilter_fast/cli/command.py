@@ -18,13 +18,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import _demo
-from ._catalog_files import CatalogError, read_catalog
-from ._term import ProgressBar, Style, table, wants_color
-from ._tool import Tool
-from ._version import __version__
-from .config import Config, ConfigError, load_config, load_file, parse_toml
-from .filter.explain import Decision, Explainer
+from .._tool import Tool
+from .._version import __version__
+from ..config import Config, ConfigError, load_config, load_file, parse_toml
+from ..filter.explain import Decision, Explainer
+from . import demo as _demo
+from .catalog_files import CatalogError, read_catalog
+from .term import ProgressBar, Style, table, wants_color
 
 __all__ = ["main"]
 
@@ -373,7 +373,7 @@ def _bench_steps(sizes: Sequence[int], counts: Sequence[int], memory: bool) -> i
 def _cmd_bench(args: argparse.Namespace) -> int:
     # Late: the benchmark, and the modules it takes (platform, statistics,
     # subprocess), load only for `bench`, not for every command.
-    from . import _bench
+    from .. import _bench
 
     sizes = _int_list(args.sizes, "--sizes")
     counts = _int_list(args.counts, "--counts")
