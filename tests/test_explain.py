@@ -321,7 +321,7 @@ def test_first_match_across_blocks(strings, regexes, tool_list, as_exclude):
 
 
 def test_agrees_with_visible_on_the_standard_workload():
-    from toolfilter_fast import _workload
+    from toolfilter_fast.bench import workload as _workload
 
     tools = _workload.catalog(3_000)
     dynamic = _workload.dynamic_patterns()

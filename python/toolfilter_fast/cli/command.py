@@ -363,7 +363,7 @@ def _int_list(text: str, flag: str) -> list[int]:
 
 
 def _bench_steps(sizes: Sequence[int], counts: Sequence[int], memory: bool) -> int:
-    """How many progress messages ``_bench.run`` sends for these arguments: one
+    """How many progress messages ``bench.runner.run`` sends for these arguments: one
     catalog generation and four timings a size, one a pattern count, then the
     scalar call, the compile, the memory probe and the adversarial glob. Only
     sizes the bar; a miscount would only make it end early or late."""
@@ -373,7 +373,7 @@ def _bench_steps(sizes: Sequence[int], counts: Sequence[int], memory: bool) -> i
 def _cmd_bench(args: argparse.Namespace) -> int:
     # Late: the benchmark, and the modules it takes (platform, statistics,
     # subprocess), load only for `bench`, not for every command.
-    from .. import _bench
+    from ..bench import runner as _bench
 
     sizes = _int_list(args.sizes, "--sizes")
     counts = _int_list(args.counts, "--counts")

@@ -1,7 +1,7 @@
 """The standard benchmark of spec/performance.md, as ratios measured in one run.
 
 ``run()`` times the fast path against its baselines on the generated workload
-(``_workload``) and returns rows; ``render()`` makes the Markdown table that
+(``workload``) and returns rows; ``render()`` makes the Markdown table that
 ``benches/RESULTS.md`` holds. Every fast answer is checked against the reference
 on a sample, and every baseline's answer against the fast one (``correct``).
 
@@ -34,10 +34,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _workload, reference
-from ._core import glob_match
-from ._tool import Tool
-from .filter import ToolFilter
+from .. import reference
+from .._core import glob_match
+from .._tool import Tool
+from ..filter import ToolFilter
+from . import workload as _workload
 
 __all__ = ["Row", "machine", "render", "run"]
 
@@ -277,7 +278,8 @@ def _compile(count: int, say: Callable[[str], None]) -> Row:
 
 _MEMORY_PROBE = """
 import json, sys
-from toolfilter_fast import ToolFilter, _workload
+from toolfilter_fast import ToolFilter
+from toolfilter_fast.bench import workload as _workload
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096
