@@ -94,7 +94,7 @@ def _pair(tool: Any) -> tuple[str, str]:
 def _register_layout() -> bool:
     """Lets the core read ``server_id`` and ``name`` of exact ``Tool`` instances
     straight from their slots in batches (see ``ToolLayout`` in
-    ``rust/python/mod.rs``); other objects keep the attribute lookup."""
+    ``rust/python/inplace.rs``); other objects keep the attribute lookup."""
     return _core.register_tool_class(Tool("\0probe-server", "\0probe-name"))
 
 
