@@ -13,7 +13,7 @@ import pathlib
 import subprocess
 import sys
 
-from toolfilter_fast import _bench
+from toolfilter_fast.bench import runner as _bench
 
 
 def main() -> int:

@@ -24,12 +24,12 @@ TOML = """\
 include = [
     "github/*",
     {server = "db", regex = "^select_"},
-    {callable = "toolfilter_fast._demo:on_call"},
+    {callable = "toolfilter_fast.cli.demo:on_call"},
 ]
 exclude = [
     "*/delete_*",
     {regex = "^drop_", flags = "i"},
-    {callable = "toolfilter_fast._demo:merge_needs_admin"},
+    {callable = "toolfilter_fast.cli.demo:merge_needs_admin"},
 ]
 
 [[tool_filter_groups]]
@@ -56,7 +56,7 @@ def write(tmp_path, name, text):
 def test_toml_file_builds_the_filter_and_sections(tmp_path):
     path = write(tmp_path, "filters.toml", TOML)
     f = ToolFilter.from_file(path)
-    from toolfilter_fast import _demo
+    from toolfilter_fast.cli import demo as _demo
 
     assert f.include[:1] == ("github/*",)
     server, regex = f.include[1]

@@ -10,7 +10,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from toolfilter_fast import Decision, PatternError, Tool, ToolFilter, reference
-from toolfilter_fast.explain import STEPS, Explainer, describe_pattern, explain
+from toolfilter_fast.filter.explain import STEPS, Explainer, describe_pattern, explain
 
 
 def raises_value_error(tool, ctx):
@@ -321,7 +321,7 @@ def test_first_match_across_blocks(strings, regexes, tool_list, as_exclude):
 
 
 def test_agrees_with_visible_on_the_standard_workload():
-    from toolfilter_fast import _workload
+    from toolfilter_fast.bench import workload as _workload
 
     tools = _workload.catalog(3_000)
     dynamic = _workload.dynamic_patterns()

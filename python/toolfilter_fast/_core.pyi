@@ -51,6 +51,8 @@ class StaticBuild:
     def others(self, option: str) -> list[int]:
         """The places of the entries of ``"include"`` or ``"exclude"`` that are neither
         ``str`` nor plain regex entries: the caller's to judge."""
+    def abandon(self) -> None:
+        """Gives the build up: the helper thread skips a compile it has not begun."""
     def finish(
         self, include_regex_servers: Sequence[str], exclude_regex_servers: Sequence[str],
         include_open: bool,

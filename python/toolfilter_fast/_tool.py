@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import _core
+
 __all__ = ["HINTS", "Tool", "raw_hints"]
 
 #: The MCP tool annotations that annotation patterns read, in the order of
@@ -115,12 +117,29 @@ def as_mapping(value: Any, what: str) -> Mapping[str, Any] | None:
     raise TypeError(f"{what} must be a mapping or a pydantic model, not {type(value).__name__}")
 
 
+def _pair(tool: Any) -> tuple[str, str]:
+    """``(server_id, name)`` of a Tool, or of any object with those two str attributes.
+
+    A field that is missing (or an unset slot of a ``Tool`` made without
+    ``__init__``) or not a ``str`` is a TypeError, as in the reference.
+    """
+    try:
+        server_id, name = tool.server_id, tool.name
+    except AttributeError:
+        raise TypeError(
+            f"expected a Tool (an object with server_id and name), got {type(tool).__name__}"
+        ) from None
+    for what, value in (("server_id", server_id), ("name", name)):
+        if not isinstance(value, str):
+            raise TypeError(f"{what} must be str, not {type(value).__name__}")
+    return server_id, name
+
+
 def _register_layout() -> bool:
     """Lets the core read ``server_id`` and ``name`` of exact ``Tool`` instances
     straight from their slots in batches (see ``ToolLayout`` in
-    ``rust/python/mod.rs``); other objects keep the attribute lookup."""
-    from . import _core
-
+    ``rust/python/inplace.rs``), with its raw hints; other objects keep the
+    attribute lookup."""
     return _core.register_tool_class(
         Tool("\0probe-server", "\0probe-name", annotations={"readOnlyHint": True}),
     )

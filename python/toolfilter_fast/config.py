@@ -60,13 +60,13 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import PatternError
-from ._focus_common import MODES as FOCUS_LENS_MODES
-from ._focus_common import check_id as check_focus_id
-from ._group_model import GroupConfigError, _group_from_mapping
-from ._group_model import _Where as _GroupWhere
 from .filter import ToolFilter
 from .focus import FocusLens
+from .focus.common import MODES as FOCUS_LENS_MODES
+from .focus.common import check_id as check_focus_id
 from .groups import GroupFilter, ToolFilterGroup
+from .groups.model import GroupConfigError, _group_from_mapping
+from .groups.model import _Where as _GroupWhere
 
 try:
     import tomllib

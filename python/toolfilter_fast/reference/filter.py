@@ -3,7 +3,7 @@
 Simple and obviously right, with the same public API as the fast path. It is
 the oracle of the property tests and the baseline of the benchmarks. Nothing
 here calls the Rust core. ``Tool``, the exceptions, the pattern classification
-(``_patterns``) and the filter-agnostic ``ToolCatalog`` are shared with the
+(``filter/patterns.py``) and the filter-agnostic ``ToolCatalog`` are shared with the
 fast path; the matching and the string-pattern rules are written out again
 here, independently.
 """
@@ -14,8 +14,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._errors import PatternError, ToolNotFoundError
-from ._patterns import (
+from .._errors import PatternError
+from .._tool import Tool
+from ..filter.patterns import (
     FunctionPattern,
     Parsed,
     RegexPattern,
@@ -23,39 +24,9 @@ from ._patterns import (
     call_fail_closed,
     parse_options,
 )
-from ._reference_focus import FocusLens, ToolRegistry
-from ._reference_groups import (
-    GroupConfigError,
-    GroupConfigWarning,
-    GroupFilter,
-    GroupMode,
-    ToolFilterGroup,
-    group_glob_match,
-)
-from ._reference_text import text_of
-from ._tool import Tool
-from .catalog import ToolCatalog
+from .text import text_of
 
-__all__ = [
-    "FocusLens",
-    "GroupConfigError",
-    "GroupConfigWarning",
-    "GroupFilter",
-    "GroupMode",
-    "PatternError",
-    "Tool",
-    "ToolCatalog",
-    "ToolFilter",
-    "ToolFilterGroup",
-    "ToolNotFoundError",
-    "ToolRegistry",
-    "compile",
-    "fold_loose",
-    "fold_lower",
-    "glob_match",
-    "group_glob_match",
-    "split_pattern",
-]
+__all__ = ["ToolFilter", "compile", "fold_loose", "fold_lower", "glob_match", "split_pattern"]
 
 
 def fold_lower(s: str) -> str:
@@ -196,6 +167,9 @@ def _pair_strings(pair: Any, index: int) -> tuple[str, str]:
 
 class ToolFilter:
     """Reference ToolFilter: same API and semantics as ``toolfilter_fast.ToolFilter``."""
+
+    _include: _Side
+    _exclude: _Side
 
     def __init__(self) -> None:
         raise TypeError("use ToolFilter.compile(include=[...], exclude=[...])")

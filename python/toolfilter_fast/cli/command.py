@@ -18,12 +18,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__
-from ._catalog_files import CatalogError, read_catalog
-from ._term import ProgressBar, Style, table, wants_color
-from ._tool import Tool
-from .config import Config, ConfigError, load_config, load_file
-from .explain import Decision, Explainer
+from .._tool import Tool
+from .._version import __version__
+from ..config import Config, ConfigError, load_config, load_file, parse_toml
+from ..filter.explain import Decision, Explainer
+from . import demo as _demo
+from .catalog_files import CatalogError, read_catalog
+from .term import ProgressBar, Style, table, wants_color
 
 __all__ = ["main"]
 
@@ -302,9 +303,6 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from . import _demo
-    from .config import parse_toml
-
     if args.write_example is not None:
         return _write_example(Path(args.write_example))
     config = load_config(parse_toml(_demo.EXAMPLE_CONFIG), path="<example filters.toml>")
@@ -334,8 +332,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _write_example(directory: Path) -> int:
-    from . import _demo
-
     try:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "filters.toml").write_text(_demo.EXAMPLE_CONFIG, encoding="utf-8")
@@ -367,7 +363,7 @@ def _int_list(text: str, flag: str) -> list[int]:
 
 
 def _bench_steps(sizes: Sequence[int], counts: Sequence[int], memory: bool) -> int:
-    """How many progress messages ``_bench.run`` sends for these arguments: one
+    """How many progress messages ``bench.runner.run`` sends for these arguments: one
     catalog generation and four timings a size, one a pattern count, then the
     scalar call, the compile, the memory probe and the adversarial glob. Only
     sizes the bar; a miscount would only make it end early or late."""
@@ -375,7 +371,9 @@ def _bench_steps(sizes: Sequence[int], counts: Sequence[int], memory: bool) -> i
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from . import _bench
+    # Late: the benchmark, and the modules it takes (platform, statistics,
+    # subprocess), load only for `bench`, not for every command.
+    from ..bench import runner as _bench
 
     sizes = _int_list(args.sizes, "--sizes")
     counts = _int_list(args.counts, "--counts")

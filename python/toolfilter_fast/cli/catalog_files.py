@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ._tool import Tool
+from .._tool import Tool
 
 __all__ = ["CatalogError", "read_catalog"]
 

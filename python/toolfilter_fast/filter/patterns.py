@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ._errors import PatternError
+from .._errors import PatternError
 
 __all__ = [
     "OPTIONS",

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from . import _core
-from ._errors import PatternError
-from ._patterns import (
+from .. import _core
+from .._errors import PatternError
+from .._tool import _pair
+from .._version import __version__
+from .explain import Decision, explain
+from .patterns import (
     call_fail_closed,
     check_option_names,
     option_entries,
@@ -33,7 +36,12 @@ class _Side:
 
     __slots__ = ("_regexes", "fns", "loose", "regex_pairs", "regex_servers", "sources")
 
-    def __init__(self, option: str, build: Any) -> None:
+    loose: bool
+    sources: tuple[Any, ...]
+    regex_pairs: list[tuple[str, Any]]
+    regex_servers: list[str]
+
+    def __init__(self, option: str, build: _core.StaticBuild) -> None:
         self.loose = option == "exclude"
         self.sources = build.sources(option)
         others, fns = regexes_and_functions(option, self.sources, build.others(option))
@@ -61,7 +69,7 @@ class _Side:
         return False
 
 
-def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, Any]:
+def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, _core.StaticFilter]:
     """Both options' sides and the compiled static filter. The core starts on
     the string patterns (exclude's on a thread of its own, for long options)
     while the other entries are classified here; errors come in the order of
@@ -99,24 +107,6 @@ def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, Any]:
     return include_side, exclude_side, static
 
 
-def _pair(tool: Any) -> tuple[str, str]:
-    """``(server_id, name)`` of a Tool, or of any object with those two str attributes.
-
-    A field that is missing (or an unset slot of a ``Tool`` made without
-    ``__init__``) or not a ``str`` is a TypeError, as in the reference.
-    """
-    try:
-        server_id, name = tool.server_id, tool.name
-    except AttributeError:
-        raise TypeError(
-            f"expected a Tool (an object with server_id and name), got {type(tool).__name__}"
-        ) from None
-    for what, value in (("server_id", server_id), ("name", name)):
-        if not isinstance(value, str):
-            raise TypeError(f"{what} must be str, not {type(value).__name__}")
-    return server_id, name
-
-
 class ToolFilter:
     """Include/exclude patterns over ``(server_id, tool_name)``.
 
@@ -129,6 +119,17 @@ class ToolFilter:
 
     __slots__ = ("_dynamic", "_exclude", "_exclude_fns", "_flags", "_include", "_include_empty",
                  "_include_fns", "_outcome", "_static")
+
+    # Set once by compile, through object.__setattr__ (assignment is refused).
+    _include: _Side
+    _exclude: _Side
+    _include_empty: bool
+    _static: _core.StaticFilter
+    _dynamic: bool
+    _flags: Callable[[str, str], int]
+    _outcome: Callable[[str, str], int]
+    _include_fns: tuple[Callable[[Any, Any], Any], ...]
+    _exclude_fns: tuple[Callable[[Any, Any], Any], ...]
 
     def __init__(self) -> None:
         raise TypeError("use ToolFilter.compile(include=[...], exclude=[...])")
@@ -289,25 +290,25 @@ class ToolFilter:
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), list(self.include), list(self.exclude), PICKLE_FORMAT))
 
-    # --- delegates: explain (explain.py) and config files (config.py) ---------------
+    # --- delegates: explain (explain.py) and config files (../config.py) ------------
 
-    def explain(self, tool: Any, ctx: Any = None) -> Any:
-        """Why :meth:`visible` says what it says: a :class:`~toolfilter_fast.explain.Decision`."""
-        from .explain import explain
-
+    def explain(self, tool: Any, ctx: Any = None) -> Decision:
+        """Why :meth:`visible` says what it says: a :class:`~toolfilter_fast.Decision`."""
         return explain(self, tool, ctx)
 
     @classmethod
     def from_config(cls, config: Any) -> ToolFilter:
         """A filter from a parsed config mapping (see ``toolfilter_fast.config``)."""
-        from .config import filter_from_config
+        # Late: config builds ToolFilters (it imports this module), so this
+        # delegate imports it when called, not when the filter loads.
+        from ..config import filter_from_config
 
         return filter_from_config(config, cls=cls)
 
     @classmethod
     def from_file(cls, path: Any) -> ToolFilter:
         """A filter from a TOML or JSON config file (see ``toolfilter_fast.config``)."""
-        from .config import filter_from_file
+        from ..config import filter_from_file  # late: config imports this module (see above)
 
         return filter_from_file(path, cls=cls)
 
@@ -330,16 +331,10 @@ def _rebuild(cls: type[ToolFilter], include: list[Any], exclude: list[Any],
     if type(format) is not int or not 1 <= format <= PICKLE_FORMAT or newer:
         raise ValueError(
             f"cannot unpickle this ToolFilter: it was pickled in format {format!r}, and "
-            f"toolfilter_fast {_version()} reads formats 1 to {PICKLE_FORMAT}; unpickle it "
+            f"toolfilter_fast {__version__} reads formats 1 to {PICKLE_FORMAT}; unpickle it "
             "with the release that made it, or rebuild it with ToolFilter.compile"
         )
     return cls.compile(include=include, exclude=exclude)
-
-
-def _version() -> str:
-    from . import __version__
-
-    return __version__
 
 
 def compile(

@@ -6,8 +6,8 @@ that call went, and the loose-folded forms that exclude patterns compare.
 
 It is built only from what a filter shows of itself (``f.include`` and
 ``f.exclude``, the patterns as written), the shared classifier
-(:func:`~toolfilter_fast._patterns.parse_options`,
-:func:`~toolfilter_fast._patterns.call_fail_closed`) and the core's one-pattern
+(:func:`~toolfilter_fast.filter.patterns.parse_options`,
+:func:`~toolfilter_fast.filter.patterns.call_fail_closed`) and the core's one-pattern
 primitives, so it cannot drift with the filter's internals; the property tests
 check that it always agrees with ``visible`` and calls the same functions in
 the same order.
@@ -23,8 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import _core
-from ._patterns import (
+from .. import _core
+from .._tool import _pair
+from .patterns import (
     FunctionPattern,
     Parsed,
     RegexPattern,
@@ -32,7 +33,6 @@ from ._patterns import (
     call_fail_closed,
     parse_options,
 )
-from .filter import _pair
 
 __all__ = ["STEPS", "Call", "Decision", "Explainer", "PatternRef", "describe_pattern", "explain"]
 
