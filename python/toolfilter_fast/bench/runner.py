@@ -1,4 +1,4 @@
-"""The standard benchmark of spec/performance.md, as ratios measured in one run.
+"""The standard benchmark (docs/performance.md), as ratios measured in one run.
 
 ``run()`` times the fast path against its baselines on the generated workload
 (``workload``) and returns rows; ``render()`` makes the Markdown table that
@@ -40,7 +40,29 @@ from .._tool import Tool
 from ..filter import ToolFilter
 from . import workload as _workload
 
-__all__ = ["Row", "machine", "render", "run"]
+__all__ = ["Row", "machine", "render", "run", "target_met"]
+
+_RATIO_AT_LEAST = re.compile(r"(?:^|\bratio\s*)>=\s*([0-9][0-9,]*(?:\.[0-9]+)?)x?")
+_FAST_AT_MOST = re.compile(r"\bfast\s*<=\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ns|µs|us|ms|s)\b")
+_NS_PER = {"ns": 1.0, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def target_met(target: str, ratio: float, fast_ns: float) -> bool | None:
+    """Whether a row meets its ``target``, or None when the target states no bound.
+
+    A target reads as it is written in the rows: ``">= 100x"`` or ``"... ratio >=
+    0.5"`` bounds the ratio from below, ``"fast <= 100 ms"`` the fast time per
+    unit from above; a target may hold both (``">= 5x, and fast <= 100 ms"``), and
+    then both must hold. Other words are context and are not read.
+    """
+    bounds = []
+    ratio_bound = _RATIO_AT_LEAST.search(target)
+    if ratio_bound:
+        bounds.append(ratio >= float(ratio_bound[1].replace(",", "")))
+    fast_bound = _FAST_AT_MOST.search(target)
+    if fast_bound:
+        bounds.append(fast_ns <= float(fast_bound[1].replace(",", "")) * _NS_PER[fast_bound[2]])
+    return all(bounds) if bounds else None
 
 
 @dataclass
@@ -60,6 +82,11 @@ class Row:
     @property
     def ratio(self) -> float:
         return self.baseline_ns / self.fast_ns if self.fast_ns else float("inf")
+
+    @property
+    def met(self) -> bool | None:
+        """Whether the row meets its ``target`` (None: no target to meet)."""
+        return target_met(self.target, self.ratio, self.fast_ns)
 
 
 def _median_seconds(fn: Callable[[], Any], rounds: int) -> float:
@@ -360,11 +387,14 @@ def run(sizes: Sequence[int] = (10_000, 100_000, 1_000_000),
     return rows, notes
 
 
+_MET_CELL = {True: "met", False: "missed", None: ""}
+
+
 def render(rows: list[Row], notes: list[str]) -> str:
     lines = [
         "| workload | fast | baseline | fast per unit | baseline per unit | ratio | same answer "
-        "| target |",
-        "| --- | --- | --- | ---: | ---: | ---: | --- | --- |",
+        "| target | met |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- |",
     ]
 
     def fmt(ns: float) -> str:
@@ -376,7 +406,7 @@ def render(rows: list[Row], notes: list[str]) -> str:
         lines.append(
             f"| {r.workload} | {r.fast} | {r.baseline} | {fmt(r.fast_ns)}/{r.unit} | "
             f"{fmt(r.baseline_ns)}/{r.unit} | {r.ratio:,.2f}x | {'yes' if r.correct else 'NO'} | "
-            f"{r.target} |"
+            f"{r.target} | {_MET_CELL[r.met]} |"
         )
     extra = [f"- {n}" for r in rows for n in r.notes if not n.startswith("baseline timed")]
     return "\n".join(lines + [""] + extra + [f"- {n}" for n in notes])
