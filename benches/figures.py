@@ -76,7 +76,7 @@ def by_count(n_tools: int, counts: Sequence[int],
             "reference": reference.compile(include=include, exclude=exclude),
         }
         for label, impl in baselines.items():
-            size = max(30, min(n_tools, _BUDGET[label] // count))
+            size = max(100, min(n_tools, _BUDGET[label] // count))
             part = tools[:size]
             if [id(t) for t in impl.static_filter(part)] != [id(t) for t in part
                                                              if id(t) in kept]:
