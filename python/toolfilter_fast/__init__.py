@@ -12,10 +12,13 @@ from ._tool import Tool
 from ._version import __version__ as __version__
 from .config import ConfigError
 from .filter import Decision, ToolCatalog, ToolFilter, compile
+from .filter.entries import Annotations, Cel
 from .focus import FocusLens, ToolRegistry
 from .groups import GroupConfigError, GroupConfigWarning, GroupFilter, GroupMode, ToolFilterGroup
 
 __all__ = [
+    "Annotations",
+    "Cel",
     "ConfigError",
     "Decision",
     "FocusLens",

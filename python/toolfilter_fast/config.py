@@ -28,6 +28,12 @@ A config file is a table (TOML) or an object (JSON)::
   tool name; ``server`` defaults to ``"*"``, ``flags`` (default none) are
   letters of ``a`` (ASCII), ``i`` (ignore case), ``m`` (multi-line), ``s``
   (dot matches newline), ``x`` (verbose);
+* ``{annotations = {readOnlyHint = true}, trusted = ["github"]}``: an
+  annotation pattern (:class:`~toolfilter_fast.Annotations`): the tool's
+  effective MCP hints must equal each one given; ``trusted`` (default
+  ``["*"]``) names the servers whose hints are believed;
+* ``{cel = "tool.annotations.readOnlyHint", trusted = [...]}``: an expression
+  pattern in the Common Expression Language (:class:`~toolfilter_fast.Cel`);
 * ``{callable = "package.module:function"}``: a function pattern
   ``fn(tool, ctx) -> bool``, imported when the file is loaded (a dotted name
   after the colon reaches an attribute: ``"pkg.mod:Policy.check"``). The
@@ -60,7 +66,9 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import PatternError
+from ._tool import HINTS
 from .filter import ToolFilter
+from .filter.entries import Annotations, Cel
 from .focus import FocusLens
 from .focus.common import MODES as FOCUS_LENS_MODES
 from .focus.common import check_id as check_focus_id
@@ -187,6 +195,51 @@ def _import_callable(where: _Where, option: str, index: int, entry: Any, spec: A
     return target
 
 
+#: The keys that make a pattern table one kind or another: exactly one of them.
+_KINDS = ("regex", "callable", "annotations", "cel")
+
+
+def _trusted(where: _Where, option: str, index: int, entry: dict[str, Any]) -> list[str]:
+    trusted = entry.get("trusted", ["*"])
+    if not isinstance(trusted, list):
+        raise where.error(option, f"'trusted' must be an array of server globs, not "
+                          f"{_type_name(trusted)}", index=index, entry=entry)
+    for glob in trusted:
+        if not isinstance(glob, str) or glob == "" or "/" in glob or ":" in glob:
+            raise where.error(option, f"'trusted' holds {_show(glob)}, which is not a server "
+                              "glob (a non-empty string without '/' or ':')",
+                              index=index, entry=entry)
+    return trusted
+
+
+def _entry_pattern(where: _Where, option: str, index: int, entry: dict[str, Any]) -> Any:
+    """An ``{annotations = ...}`` or ``{cel = ...}`` table as its pattern."""
+    kind = "annotations" if "annotations" in entry else "cel"
+    extra = sorted(set(entry) - {kind, "trusted"})
+    if extra:
+        raise where.error(option, f"unknown key {extra[0]!r} in {'an' if kind[0] == 'a' else 'a'} "
+                          f"{kind} pattern (the keys are {kind!r} and 'trusted')",
+                          index=index, entry=entry)
+    trusted = _trusted(where, option, index, entry)
+    value = entry[kind]
+    if kind == "cel":
+        if not isinstance(value, str):
+            raise where.error(option, f"'cel' must be a string, not {_type_name(value)}",
+                              index=index, entry=entry)
+        return Cel(value, trusted=trusted)
+    if not isinstance(value, dict) or not value:
+        raise where.error(option, "'annotations' must be a table of hints, e.g. "
+                          "{readOnlyHint = true}", index=index, entry=entry)
+    for key, hint in value.items():
+        if key not in HINTS:
+            raise where.error(option, f"unknown hint 'annotations.{key}' (the hints are "
+                              f"{', '.join(HINTS)})", index=index, entry=entry)
+        if not isinstance(hint, bool):
+            raise where.error(option, f"'annotations.{key}' must be true or false, not "
+                              f"{_type_name(hint)}", index=index, entry=entry)
+    return Annotations(trusted=trusted, **value)
+
+
 def _pattern(where: _Where, option: str, index: int, entry: Any) -> Any:
     """A config entry turned into what ``ToolFilter.compile`` takes."""
     if isinstance(entry, str):
@@ -194,13 +247,16 @@ def _pattern(where: _Where, option: str, index: int, entry: Any) -> Any:
     if not isinstance(entry, dict):
         raise where.error(
             option,
-            f"a pattern is a string, a {{regex = ...}} table or a {{callable = ...}} table, "
-            f"not {_type_name(entry)}",
+            "a pattern is a string or a {regex = ...}, {callable = ...}, {annotations = ...} "
+            f"or {{cel = ...}} table, not {_type_name(entry)}",
             index=index, entry=entry,
         )
-    if "regex" in entry and "callable" in entry:
-        raise where.error(option, "a pattern table has 'regex' or 'callable', not both",
-                          index=index, entry=entry)
+    kinds = [kind for kind in _KINDS if kind in entry]
+    if len(kinds) > 1:
+        raise where.error(option, f"a pattern table has one of {', '.join(map(repr, _KINDS))}, "
+                          f"not {kinds[0]!r} and {kinds[1]!r}", index=index, entry=entry)
+    if kinds and kinds[0] in ("annotations", "cel"):
+        return _entry_pattern(where, option, index, entry)
     if "callable" in entry:
         extra = sorted(set(entry) - {"callable"})
         if extra:
@@ -208,8 +264,8 @@ def _pattern(where: _Where, option: str, index: int, entry: Any) -> Any:
                               "(the only key is 'callable')", index=index, entry=entry)
         return _import_callable(where, option, index, entry, entry["callable"])
     if "regex" not in entry:
-        raise where.error(option, "a pattern table needs a 'regex' or a 'callable' key",
-                          index=index, entry=entry)
+        raise where.error(option, "a pattern table needs a 'regex', 'callable', 'annotations' "
+                          "or 'cel' key", index=index, entry=entry)
     extra = sorted(set(entry) - {"server", "regex", "flags"})
     if extra:
         raise where.error(option, f"unknown key {extra[0]!r} in a regex pattern "
