@@ -19,6 +19,9 @@ A config file is a table (TOML) or an object (JSON)::
     mode = "focused"
     max_tools = 15
 
+    [budget]
+    max_tools = 40
+
 ``include`` and ``exclude`` may also stand at the top level instead of under
 ``[filter]`` (not both). A pattern entry is one of:
 
@@ -73,7 +76,7 @@ from .focus import FocusLens
 from .focus.common import MODES as FOCUS_LENS_MODES
 from .focus.common import check_id as check_focus_id
 from .groups import GroupFilter, ToolFilterGroup
-from .groups.model import GroupConfigError, _group_from_mapping
+from .groups.model import GroupConfigError, GroupFilterBase, _group_from_mapping
 from .groups.model import _Where as _GroupWhere
 
 try:
@@ -93,7 +96,8 @@ __all__ = [
     "read_file",
 ]
 
-TOP_LEVEL_KEYS = ("filter", "include", "exclude", "tool_filter_groups", "focus_lens")
+TOP_LEVEL_KEYS = ("filter", "include", "exclude", "tool_filter_groups", "focus_lens", "budget")
+BUDGET_KEYS = ("max_tools",)
 FILTER_KEYS = ("include", "exclude")
 FOCUS_LENS_KEYS = ("mode", "max_tools", "session_id", "focused_id", "hover_id")
 _FLAGS = {"a": re.ASCII, "i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
@@ -348,7 +352,7 @@ def _string_list(where: _Where, option: str, value: Any) -> list[str]:
     return list(value)
 
 
-def _groups_section(where: _Where, value: Any) -> GroupFilter:
+def _groups_section(where: _Where, value: Any, group_cls: type[GroupFilterBase]) -> GroupFilterBase:
     """``[[tool_filter_groups]]``: each entry read as ``ToolFilterGroup.from_dict`` does
     (unknown keys warn, as upstream ignores them), compiled into one GroupFilter."""
     option = "tool_filter_groups"
@@ -365,7 +369,21 @@ def _groups_section(where: _Where, value: Any) -> GroupFilter:
                 str(err), path=where.path, option=f"{at}.{err.field}" if err.field else at,
                 index=index, entry=entry,
             ) from None
-    return GroupFilter(groups)
+    return group_cls(groups)
+
+
+def _budget_section(where: _Where, value: Any) -> dict[str, Any]:
+    """``[budget]``: ``max_tools``, the most tools a turn shows."""
+    option = "budget"
+    if not isinstance(value, dict):
+        raise where.error(option, f"expected a table, not {_type_name(value)}", entry=value)
+    for key, item in value.items():
+        if key not in BUDGET_KEYS:
+            raise where.error(f"{option}.{key}", "unknown key (the key of [budget] is "
+                              "'max_tools')", show_entry=False)
+        if type(item) is not int or item < 0:
+            raise where.error(f"{option}.{key}", "expected an integer >= 0", entry=item)
+    return dict(value)
 
 
 def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
@@ -395,18 +413,22 @@ def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Config:
-    """A whole config file: the filter, the tool groups and the focus-lens defaults.
+    """A whole config file: the filter, the tool groups, the focus-lens defaults
+    and the budget.
 
     ``group_filter`` is the ``[[tool_filter_groups]]`` compiled (a
     :class:`~toolfilter_fast.GroupFilter`; with no groups it filters nothing);
     ``focus_lens`` the ``[focus_lens]`` table as written (empty when absent):
-    defaults for :meth:`focus`, which runs :meth:`FocusLens.filter` with them.
+    defaults for :meth:`focus`, which runs :meth:`FocusLens.filter` with them;
+    ``budget`` the ``[budget]`` table (``max_tools``), empty when absent.
+    :class:`~toolfilter_fast.Policy` puts them together.
     """
 
     filter: ToolFilter
-    group_filter: GroupFilter = field(default_factory=GroupFilter)
+    group_filter: GroupFilterBase = field(default_factory=GroupFilter)
     focus_lens: dict[str, Any] = field(default_factory=dict)
     path: str | None = None
+    budget: dict[str, Any] = field(default_factory=dict)
 
     @property
     def groups(self) -> tuple[ToolFilterGroup, ...]:
@@ -421,9 +443,10 @@ class Config:
 
 def load_config(
     config: Mapping[str, Any], *, path: str | os.PathLike[str] | None = None,
-    cls: type[ToolFilter] = ToolFilter,
+    cls: type[ToolFilter] = ToolFilter, group_cls: type[GroupFilterBase] = GroupFilter,
 ) -> Config:
-    """Validates a parsed config (every section) and builds its parts.
+    """Validates a parsed config (every section) and builds its parts (with
+    ``cls`` and ``group_cls``: the reference passes its own).
 
     ``path`` only names the source in error messages.
     """
@@ -436,11 +459,12 @@ def load_config(
             raise where.error(str(key), "unknown top-level key (the keys are "
                               f"{', '.join(map(repr, TOP_LEVEL_KEYS))})", show_entry=False)
     tool_filter = _filter_section(where, config, cls)
-    groups = _groups_section(where, config["tool_filter_groups"]) \
-        if "tool_filter_groups" in config else GroupFilter()
+    groups = _groups_section(where, config["tool_filter_groups"], group_cls) \
+        if "tool_filter_groups" in config else group_cls()
     focus_lens = _focus_lens_section(where, config["focus_lens"]) \
         if "focus_lens" in config else {}
-    return Config(tool_filter, groups, focus_lens, where.path)
+    budget = _budget_section(where, config["budget"]) if "budget" in config else {}
+    return Config(tool_filter, groups, focus_lens, where.path, budget)
 
 
 def parse_toml(text: str) -> dict[str, Any]:
@@ -482,9 +506,12 @@ def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     return parsed
 
 
-def load_file(path: str | os.PathLike[str], *, cls: type[ToolFilter] = ToolFilter) -> Config:
+def load_file(
+    path: str | os.PathLike[str], *, cls: type[ToolFilter] = ToolFilter,
+    group_cls: type[GroupFilterBase] = GroupFilter,
+) -> Config:
     """Reads and validates a whole config file."""
-    return load_config(read_file(path), path=path, cls=cls)
+    return load_config(read_file(path), path=path, cls=cls, group_cls=group_cls)
 
 
 def filter_from_config(

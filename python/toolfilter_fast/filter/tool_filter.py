@@ -220,6 +220,12 @@ class ToolFilter:
         return self._include.sources
 
     @property
+    def dynamic(self) -> bool:
+        """Whether :meth:`visible` may depend on ``ctx``: the filter has function
+        patterns or expressions that read ``ctx``."""
+        return self._dynamic
+
+    @property
     def exclude(self) -> tuple[Any, ...]:
         """The exclude patterns as written."""
         return self._exclude.sources

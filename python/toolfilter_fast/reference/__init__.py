@@ -27,6 +27,7 @@ from .groups import (
     ToolFilterGroup,
     group_glob_match,
 )
+from .policy import Policy
 
 __all__ = [
     "Annotations",
@@ -37,6 +38,7 @@ __all__ = [
     "GroupFilter",
     "GroupMode",
     "PatternError",
+    "Policy",
     "Tool",
     "ToolCatalog",
     "ToolFilter",

@@ -184,6 +184,10 @@ class ToolFilter:
         return self._include.sources
 
     @property
+    def dynamic(self) -> bool:
+        return bool(self._include.fns or self._exclude.fns)
+
+    @property
     def exclude(self) -> tuple[Any, ...]:
         return self._exclude.sources
 
