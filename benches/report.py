@@ -35,6 +35,8 @@ def main() -> int:
         ("Tool groups (`python benches/bench_groups.py standard`)", "bench_groups.py", ["standard"]),
         ("Focus lens (`python benches/bench_focus.py`: paired runs, fast and reference alternating)",
          "bench_focus.py", []),
+        ("Annotation patterns and the Policy (`python benches/bench_policy.py`)",
+         "bench_policy.py", []),
     ):
         if args.filter_only:
             break
