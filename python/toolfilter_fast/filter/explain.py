@@ -479,12 +479,39 @@ class Explainer:
         self._include_loose: _Side | None = None
         self._include_parsed, self._include_source = parsed["include"], include
 
-    def _near_miss(self, target: _Target) -> PatternRef | None:
+    def static_patterns(
+        self, option: str, *, loose: bool = False,
+    ) -> list[tuple[PatternRef, Callable[[Any], bool]]]:
+        """Each static pattern of ``option`` (``"include"`` or ``"exclude"``)
+        with a test ``tool -> bool``: whether it matches the tool as
+        :meth:`ToolFilter.visible` sees it (an expression that gives no
+        verdict does not match here). ``loose=True`` matches include patterns
+        as if they were loose: what a lint looks for."""
+        if option == "exclude":
+            side = self._exclude
+        elif loose:
+            side = self._loose_include()
+        else:
+            side = self._include
+
+        def test(matcher: _Matcher) -> Callable[[Any], bool]:
+            def matches(tool: Any) -> bool:
+                server_id, name = _pair(tool)
+                target = _Target(tool, server_id, name, _core.fold_loose(name), hints_of(tool))
+                return matcher(target)[0] in ("raw", "folded")
+            return matches
+
+        return [(ref, test(matcher)) for ref, matcher in side.statics]
+
+    def _loose_include(self) -> _Side:
         if self._include_loose is None:
             self._include_loose = _Side(
                 "include", self._include_parsed, self._include_source, loose=True,
             )
-        hit = self._include_loose.static_match(target)
+        return self._include_loose
+
+    def _near_miss(self, target: _Target) -> PatternRef | None:
+        hit = self._loose_include().static_match(target)
         if hit is None:
             return None
         ref = hit[0]

@@ -109,15 +109,16 @@ class Policy:
     def from_config(cls, config: Mapping[str, Any], *, path: str | None = None) -> Policy:
         """A policy from a parsed config (every section validated; ``path``
         only names the source in errors)."""
-        return cls._from(load_config(config, path=path))
+        return cls.from_parts(load_config(config, path=path))
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Policy:
         """A policy from a TOML or JSON config file."""
-        return cls._from(load_file(path))
+        return cls.from_parts(load_file(path))
 
     @classmethod
-    def _from(cls, config: Config) -> Policy:
+    def from_parts(cls, config: Config) -> Policy:
+        """A policy from a loaded :class:`~toolfilter_fast.config.Config`."""
         return cls(filter=config.filter, groups=config.group_filter,
                    focus_lens=config.focus_lens, max_tools=config.budget.get("max_tools"))
 
@@ -154,13 +155,12 @@ class Policy:
         if message is not None and not isinstance(message, str):
             raise TypeError(f"message must be str or None, not {type(message).__name__}")
         where = self._focus(focus)
-        stage_of: list[str | None] = [None] * len(items)
         ran = ["visibility"]
         private = self.filter.dynamic
-        for i, keep in enumerate(self.filter.mask(items, ctx)):
-            if not keep:
-                stage_of[i] = "visibility"
-        alive = [i for i, stage in enumerate(stage_of) if stage is None]
+        alive = self.filter.mask(items, ctx, indices=True)
+        stage_of: list[str | None] = ["visibility"] * len(items)
+        for i in alive:
+            stage_of[i] = None
         if len(self.groups):
             ran.append("groups")
             private = private or self._groups_read_message()
