@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import pathlib
 
-import pytest
-
 from toolfilter_fast.cli import main
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples" / "policy"
