@@ -11,8 +11,8 @@ A catalog file is one of:
   Lines (one record a line; ``.jsonl``/``.ndjson``, or any file holding more
   than one JSON value).
 
-Records may carry ``description``, ``inputSchema`` (or ``input_schema``) and
-``annotations``; other keys are ignored. ``-`` reads standard input.
+Records may carry ``description``, ``inputSchema`` (or ``input_schema``),
+``annotations``, ``title`` and ``_meta``; other keys are ignored. ``-`` reads standard input.
 """
 
 from __future__ import annotations
@@ -56,8 +56,15 @@ def _tool(where: str, record: Any, server_id: str | None) -> Tool:
             f"{where}: 'description' must be a string, not {_type_name(description)}",
         )
     schema = record.get("inputSchema", record.get("input_schema"))
-    annotations = record.get("annotations")
-    return Tool(server_id, name, description, schema, annotations)
+    annotations, meta = record.get("annotations"), record.get("_meta")
+    title = record.get("title")
+    for key, value, kind in (("annotations", annotations, Mapping), ("_meta", meta, Mapping),
+                             ("title", title, str)):
+        if value is not None and not isinstance(value, kind):
+            raise CatalogError(f"{where}: {key!r} must be "
+                               f"{'an object' if kind is Mapping else 'a string'}, "
+                               f"not {_type_name(value)}")
+    return Tool(server_id, name, description, schema, annotations, title, meta)
 
 
 def _parse(name: str, text: str) -> tuple[str, Any]:
