@@ -167,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
             "alternating)",
             lambda: f"```\n{run_script('bench_focus.py').strip()}\n```",
         )
+        report.part(
+            "Annotation patterns and the Policy (`python benches/bench_policy.py`)",
+            lambda: f"```\n{run_script('bench_policy.py').strip()}\n```",
+        )
 
     def draw() -> None:
         try:

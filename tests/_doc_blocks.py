@@ -20,7 +20,9 @@ docs/index.md tells readers the conventions this module implements:
 
 The blocks of one page run in order, in one Python namespace and one
 temporary directory, with the running Python's ``bin`` directory first on
-``PATH`` (so ``toolfilter`` and ``python`` are the package's).
+``PATH`` (so ``toolfilter`` and ``python`` are the package's). The directory
+holds ``examples``, a link to the repository's ``examples/``, so that a page
+can use the example files by the paths they have in a checkout.
 """
 
 from __future__ import annotations
@@ -271,6 +273,8 @@ class Page:
         self.page = page
         self.directory = directory
         self.namespace: dict[str, object] = {"__name__": "__docs__"}
+        # The repository's examples, at the path they have in a checkout.
+        (directory / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
         self.done = 0
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR", "PYTHONSTARTUP")}

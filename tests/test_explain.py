@@ -132,7 +132,8 @@ def test_to_dict_is_json_and_stable():
         d = f.explain(tool)
         doc = json.loads(json.dumps(d.to_dict()))
         assert set(doc) == {"server_id", "name", "visible", "static_visible", "step", "reason",
-                            "pattern", "matched_on", "calls", "folded", "near_miss"}
+                            "pattern", "matched_on", "calls", "folded", "near_miss", "hints",
+                            "trusted", "effective_hints", "detail"}
         assert doc["visible"] is d.visible and doc["step"] in STEPS
     doc = f.explain(Tool("fs", "y")).to_dict()
     assert doc["calls"][0]["error_type"] == "ValueError"

@@ -12,18 +12,27 @@ from ._tool import Tool
 from ._version import __version__ as __version__
 from .config import ConfigError
 from .filter import Decision, ToolCatalog, ToolFilter, compile
+from .filter.entries import Annotations, Cel
 from .focus import FocusLens, ToolRegistry
 from .groups import GroupConfigError, GroupConfigWarning, GroupFilter, GroupMode, ToolFilterGroup
+from .policy import Dropped, Focus, Policy, PolicyDecision, Selection
 
 __all__ = [
+    "Annotations",
+    "Cel",
     "ConfigError",
     "Decision",
+    "Dropped",
+    "Focus",
     "FocusLens",
     "GroupConfigError",
     "GroupConfigWarning",
     "GroupFilter",
     "GroupMode",
     "PatternError",
+    "Policy",
+    "PolicyDecision",
+    "Selection",
     "Tool",
     "ToolCatalog",
     "ToolFilter",

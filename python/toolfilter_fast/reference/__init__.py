@@ -5,7 +5,9 @@ tool groups (``groups``) and the focus lens (``focus``), each written out
 plainly and never calling the Rust core; ``text`` is how all three read a
 string. The property tests compare the fast path to these, and the
 benchmarks use them as a baseline. ``Tool``, the exceptions, the pattern
-classification, the group model and the catalog are shared with the fast path.
+classification (with the ``Annotations`` and ``Cel`` entries, which are plain
+data), the group model and the catalog are shared with the fast path;
+``expressions`` matches annotation patterns and runs CEL (with cel-python).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from .._errors import PatternError, ToolNotFoundError
 from .._tool import Tool
 from ..filter.catalog import ToolCatalog
+from ..filter.entries import Annotations, Cel
 from .filter import ToolFilter, compile, fold_loose, fold_lower, glob_match, split_pattern
 from .filter import _rebuild as _rebuild
 from .focus import FocusLens, ToolRegistry
@@ -24,14 +27,18 @@ from .groups import (
     ToolFilterGroup,
     group_glob_match,
 )
+from .policy import Policy
 
 __all__ = [
+    "Annotations",
+    "Cel",
     "FocusLens",
     "GroupConfigError",
     "GroupConfigWarning",
     "GroupFilter",
     "GroupMode",
     "PatternError",
+    "Policy",
     "Tool",
     "ToolCatalog",
     "ToolFilter",
