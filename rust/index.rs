@@ -20,7 +20,7 @@
 use std::ops::ControlFlow;
 
 use crate::glob::{GlobList, GlobShape};
-use crate::literals::LiteralScanner;
+use crate::literals::{KeySet, LiteralScanner};
 use crate::trie::{key_head, sort_by_key_bytes, ByteTrie};
 
 /// [`Candidate::verify`] of a glob that its key alone decides.
@@ -97,27 +97,14 @@ impl InfixSet {
         Some(InfixSet { scanner: LiteralScanner::build(&keys), starts, candidates })
     }
 
-    fn keys(&self) -> usize {
-        self.starts.len() - 1
-    }
-
     #[inline]
-    fn for_each<F>(&self, s: &[u8], verify: &GlobList, seen: &mut SeenKeys, f: &mut F) -> ControlFlow<()>
+    fn for_each<F>(&self, s: &[u8], verify: &GlobList, seen: &mut KeySet, f: &mut F) -> ControlFlow<()>
     where
         F: FnMut(u32) -> ControlFlow<()>,
     {
-        // A key may occur many times; its candidates are tried once. `seen` is
-        // started on the first hit only: most strings hit no infix at all.
-        let mut started = false;
-        self.scanner.for_each_occurrence(s, |key| {
-            if !started {
-                seen.start(self.keys());
-                started = true;
-            }
+        // Each key that occurs is reported once, however often it occurs.
+        self.scanner.for_each_key(s, seen, |key| {
             let key = key as usize;
-            if !seen.insert(key) {
-                return ControlFlow::Continue(());
-            }
             for &c in &self.candidates[self.starts[key] as usize..self.starts[key + 1] as usize] {
                 if c.accepts(s, verify) {
                     f(c.id)?;
@@ -125,36 +112,6 @@ impl InfixSet {
             }
             ControlFlow::Continue(())
         })
-    }
-}
-
-/// Which infix keys a query has already handled, as generation stamps: a new
-/// query starts by bumping the generation, not by clearing one flag per key,
-/// so its cost does not grow with the number of keys, and a query that stops
-/// early leaves nothing to clean up.
-#[derive(Default)]
-struct SeenKeys {
-    stamps: Vec<u32>,
-    generation: u32,
-}
-
-impl SeenKeys {
-    fn start(&mut self, keys: usize) {
-        if self.stamps.len() < keys {
-            self.stamps.resize(keys, 0);
-        }
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            // Once in 2^32 queries: old stamps could look current.
-            self.stamps.fill(0);
-            self.generation = 1;
-        }
-    }
-
-    /// Marks `key`; false when it was already marked in this query.
-    #[inline]
-    fn insert(&mut self, key: usize) -> bool {
-        std::mem::replace(&mut self.stamps[key], self.generation) != self.generation
     }
 }
 
@@ -183,7 +140,7 @@ const SMALL_SET: usize = 4;
 /// Reusable per-thread buffers for queries.
 #[derive(Default)]
 pub struct Scratch {
-    seen: SeenKeys,
+    seen: KeySet,
 }
 
 impl SegmentIndex {
