@@ -209,6 +209,11 @@ struct ListedGlob {
 /// longer ones by `memmem`.
 const SHORT_PIECE: usize = 16;
 
+/// Strings longer than this are searched by `memmem` for any piece: a
+/// `memchr` call per place is linear too, but where the piece's first byte
+/// is every byte (`ab` in a megabyte of `a`s) it costs a call per byte.
+const LONG_HAYSTACK: usize = 256;
+
 impl GlobList {
     /// Adds `pattern`; returns its number.
     pub fn push(&mut self, pattern: &[u8]) -> u32 {
@@ -276,7 +281,7 @@ impl GlobList {
 /// The leftmost occurrence of a non-empty `needle` in `haystack`.
 #[inline]
 fn find_piece(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.len() > SHORT_PIECE {
+    if needle.len() > SHORT_PIECE || haystack.len() > LONG_HAYSTACK {
         return memchr::memmem::find(haystack, needle);
     }
     let (&first, rest) = needle.split_first()?;
@@ -378,6 +383,9 @@ mod tests {
             ("xyz", "z", Some(2)),
             ("aaaaaaaaaaaaaaaaaaaab", "aaaaaaaaaaaaaaaaaab", Some(2)),
             ("aaaaaaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaaaab", None),
+            (&"a".repeat(300), "ab", None),
+            (&("a".repeat(300) + "b"), "ab", Some(299)),
+            (&("a".repeat(100) + "b"), "ab", Some(99)),
         ] {
             assert_eq!(find_piece(haystack.as_bytes(), needle.as_bytes()), want, "{haystack} {needle}");
         }
