@@ -204,6 +204,15 @@ struct ListedGlob {
     literal: bool,
 }
 
+/// What a glob's literal ends say of a string ([`GlobList::fit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    No,
+    Yes,
+    /// The prefix and suffix fit; the middle pieces are left to search.
+    Middles,
+}
+
 /// Middle pieces up to this long are searched by `memchr` on their first byte
 /// and a comparison (at most this many byte compares per place: linear);
 /// longer ones by `memmem`.
@@ -250,23 +259,55 @@ impl GlobList {
         self.globs.is_empty()
     }
 
-    /// Whether glob number `glob` matches the whole of `s`.
-    #[inline]
+    /// Whether glob number `glob` matches the whole of `s`. (Out of line:
+    /// inlined, it made the loops that call it too big to be inlined where
+    /// they are used.)
+    #[inline(never)]
     pub fn is_match(&self, glob: u32, s: &[u8]) -> bool {
+        match self.fit(glob, s) {
+            Fit::Middles => self.middles_in(glob, self.middle_part(glob, s)),
+            fit => fit == Fit::Yes,
+        }
+    }
+
+    /// What the literal ends of glob number `glob` say of `s` (its prefix,
+    /// its suffix, its least length; or equality for a literal).
+    #[inline(always)]
+    pub fn fit(&self, glob: u32, s: &[u8]) -> Fit {
         let g = &self.globs[glob as usize];
         let prefix = &self.bytes[g.prefix.0..g.prefix.1];
         if g.literal {
-            return s == prefix;
+            return if s == prefix { Fit::Yes } else { Fit::No };
         }
         let suffix = &self.bytes[g.suffix.0..g.suffix.1];
         if s.len() < g.min_len || !starts_with(s, prefix) || !ends_with(s, suffix) {
-            return false;
+            Fit::No
+        } else if g.first == g.end {
+            Fit::Yes
+        } else {
+            Fit::Middles
         }
-        g.first == g.end || self.middles_match(g, &s[prefix.len()..s.len() - suffix.len()])
     }
 
-    /// Whether the middle pieces of `g` occur in `rest` in order, apart.
-    fn middles_match(&self, g: &ListedGlob, mut rest: &[u8]) -> bool {
+    /// The bytes glob number `glob` compares to find its [`fit`](Self::fit):
+    /// its prefix and suffix (or the literal).
+    pub fn ends_len(&self, glob: u32) -> usize {
+        let g = &self.globs[glob as usize];
+        (g.prefix.1 - g.prefix.0) + (g.suffix.1 - g.suffix.0)
+    }
+
+    /// The part of `s` between glob number `glob`'s prefix and suffix (which
+    /// fit), where its middle pieces are to be found.
+    #[inline(always)]
+    pub fn middle_part<'s>(&self, glob: u32, s: &'s [u8]) -> &'s [u8] {
+        let g = &self.globs[glob as usize];
+        &s[g.prefix.1 - g.prefix.0..s.len() - (g.suffix.1 - g.suffix.0)]
+    }
+
+    /// Whether the middle pieces of glob number `glob` occur in `rest` in
+    /// order, apart: each at its leftmost place after the one before.
+    pub fn middles_in(&self, glob: u32, mut rest: &[u8]) -> bool {
+        let g = &self.globs[glob as usize];
         for &(a, b) in &self.middles[g.first..g.end] {
             let middle = &self.bytes[a..b];
             match find_piece(rest, middle) {
@@ -275,6 +316,19 @@ impl GlobList {
             }
         }
         true
+    }
+
+    /// Middle piece number `i` (the pieces of one glob are numbered in a row).
+    pub fn middle(&self, i: usize) -> &[u8] {
+        let (a, b) = self.middles[i];
+        &self.bytes[a..b]
+    }
+
+    /// Glob number `glob`'s prefix, the numbers of its middle pieces and its
+    /// suffix; `None` for a literal.
+    pub fn parts(&self, glob: u32) -> Option<(&[u8], std::ops::Range<usize>, &[u8])> {
+        let g = &self.globs[glob as usize];
+        (!g.literal).then(|| (&self.bytes[g.prefix.0..g.prefix.1], g.first..g.end, &self.bytes[g.suffix.0..g.suffix.1]))
     }
 }
 

@@ -16,11 +16,25 @@
 //! anything with more structure is verified against its full glob (kept in a
 //! `GlobList`, matched in linear time) only after its key hit. No glob sits in a list that every query
 //! walks, except the `*` globs, which answer at once.
+//!
+//! Verifying one glob is linear in the string, but a long string can hit the
+//! keys of many: a thousand `*a…a*b*` globs all hit in a megabyte of `a`s.
+//! So a string longer than `LONG_STRING` verifies its candidates one by one
+//! only while the bytes compared (prefixes and suffixes) and the bytes
+//! searched (the part between, for middle pieces) each stay within a few
+//! times its length; the candidates past that are left to a [`Sweep`], one
+//! pass over the string that decides them all: over their middle pieces when
+//! their ends were compared, over whole globs when not. A query's cost is
+//! then linear in the string plus what it does per candidate, with no term
+//! that multiplies the two. (A shorter string verifies every candidate at
+//! once: each costs at most a few hundred bytes.)
 
 use std::ops::ControlFlow;
+use std::sync::OnceLock;
 
-use crate::glob::{GlobList, GlobShape};
+use crate::glob::{Fit, GlobList, GlobShape};
 use crate::literals::{KeySet, LiteralScanner};
+use crate::sweep::{Sweep, SweepScratch};
 use crate::trie::{key_head, sort_by_key_bytes, ByteTrie};
 
 /// [`Candidate::verify`] of a glob that its key alone decides.
@@ -34,10 +48,99 @@ struct Candidate {
     verify: u32,
 }
 
-impl Candidate {
+/// How a query verifies its candidates.
+trait Verify {
+    /// Whether `c` matches `s`, as far as is known now (a glob left to the
+    /// sweep does not, yet).
+    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList) -> bool;
+}
+
+/// Each candidate at once: for strings up to [`LONG_STRING`] bytes, whose
+/// globs cost at most that much each to verify.
+struct AtOnce;
+
+impl Verify for AtOnce {
+    #[inline(always)]
+    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList) -> bool {
+        c.verify == NO_VERIFY || globs.is_match(c.verify, s)
+    }
+}
+
+/// Strings longer than this verify within a budget.
+const LONG_STRING: usize = 256;
+
+/// A long string's verification: candidates are compared and searched at
+/// once while a budget of bytes lasts, and are left to a sweep after.
+#[derive(Default)]
+struct Budgeted {
+    /// How many bytes the query may still compare (prefixes and suffixes)
+    /// and search (middle pieces) glob by glob.
+    compare: usize,
+    search: usize,
+    /// The `(verify slot, id)` of the candidates left to the sweeps: whole,
+    /// and (their ends compared) middle pieces only.
+    whole: Vec<(u32, u32)>,
+    middles: Vec<(u32, u32)>,
+    /// For tests: which candidates go to a sweep whatever the budget.
+    always: Option<Sweeping>,
+}
+
+/// What a test scratch leaves to the sweeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sweeping {
+    /// Every glob's middle pieces, its ends compared first.
+    Middles,
+    /// Every glob with a star, whole.
+    Whole,
+}
+
+/// Bytes a long string's query may compare, and as many search, glob by
+/// glob: this floor, plus [`BUDGET_PER_BYTE`] times the string's length. A
+/// sweep costs a few searches of the string (an automaton step per byte
+/// against a vectorized search), and its automaton is built at the first one.
+const BUDGET_FLOOR: usize = 4_096;
+const BUDGET_PER_BYTE: usize = 4;
+
+impl Budgeted {
+    fn start(&mut self, s: &[u8]) {
+        self.compare = BUDGET_FLOOR + BUDGET_PER_BYTE * s.len();
+        self.search = self.compare;
+        self.whole.clear();
+        self.middles.clear();
+    }
+}
+
+/// Takes `cost` bytes from `budget`, if they are left.
+#[inline]
+fn spend(budget: &mut usize, cost: usize) -> bool {
+    let fits = cost <= *budget;
+    *budget -= if fits { cost } else { 0 };
+    fits
+}
+
+impl Verify for Budgeted {
     #[inline]
-    fn accepts(self, s: &[u8], verify: &GlobList) -> bool {
-        self.verify == NO_VERIFY || verify.is_match(self.verify, s)
+    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList) -> bool {
+        if c.verify == NO_VERIFY {
+            return true;
+        }
+        let g = c.verify;
+        if self.always == Some(Sweeping::Whole) || !spend(&mut self.compare, globs.ends_len(g)) {
+            self.whole.push((g, c.id));
+            return false;
+        }
+        match globs.fit(g, s) {
+            Fit::No => false,
+            Fit::Yes => true,
+            Fit::Middles => {
+                let rest = globs.middle_part(g, s);
+                if self.always.is_none() && spend(&mut self.search, rest.len()) {
+                    return globs.middles_in(g, rest);
+                }
+                self.middles.push((g, c.id));
+                false
+            }
+        }
     }
 }
 
@@ -50,9 +153,9 @@ enum Entry {
     Anchored(Candidate),
 }
 
-/// Visits the entries of a trie walk that match `s`.
-#[inline]
-fn visit_entries<F>(entries: &[Entry], whole: bool, s: &[u8], verify: &GlobList, f: &mut F) -> ControlFlow<()>
+/// Visits the entries of a trie walk that match.
+#[inline(always)]
+fn visit_entries<V: Verify, F>(entries: &[Entry], whole: bool, s: &[u8], verify: &GlobList, v: &mut V, f: &mut F) -> ControlFlow<()>
 where
     F: FnMut(u32) -> ControlFlow<()>,
 {
@@ -60,7 +163,7 @@ where
         match *entry {
             Entry::Exact(id) if whole => f(id)?,
             Entry::Exact(_) => {}
-            Entry::Anchored(c) if c.accepts(s, verify) => f(c.id)?,
+            Entry::Anchored(c) if v.accepts(c, s, verify) => f(c.id)?,
             Entry::Anchored(_) => {}
         }
     }
@@ -98,7 +201,7 @@ impl InfixSet {
     }
 
     #[inline]
-    fn for_each<F>(&self, s: &[u8], verify: &GlobList, seen: &mut KeySet, f: &mut F) -> ControlFlow<()>
+    fn for_each<V: Verify, F>(&self, s: &[u8], verify: &GlobList, v: &mut V, seen: &mut KeySet, f: &mut F) -> ControlFlow<()>
     where
         F: FnMut(u32) -> ControlFlow<()>,
     {
@@ -106,7 +209,7 @@ impl InfixSet {
         self.scanner.for_each_key(s, seen, |key| {
             let key = key as usize;
             for &c in &self.candidates[self.starts[key] as usize..self.starts[key + 1] as usize] {
-                if c.accepts(s, verify) {
+                if v.accepts(c, s, verify) {
                     f(c.id)?;
                 }
             }
@@ -129,6 +232,9 @@ pub struct SegmentIndex {
     /// A small set's globs, matched one by one: glob `i` of `verify` has
     /// id `listed[i]` (and nothing else is indexed).
     listed: Vec<u32>,
+    /// `verify`'s globs for sweeps, whole and middle pieces only, each
+    /// built by the first query that needs it.
+    sweeps: [OnceLock<Sweep>; 2],
 }
 
 /// Sets of at most this many globs are matched glob by glob: for a tiny set
@@ -138,9 +244,28 @@ pub struct SegmentIndex {
 const SMALL_SET: usize = 4;
 
 /// Reusable per-thread buffers for queries.
-#[derive(Default)]
 pub struct Scratch {
     seen: KeySet,
+    /// Strings longer than this verify within a budget: [`LONG_STRING`].
+    long: usize,
+    budgeted: Budgeted,
+    sweep: SweepScratch,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch { seen: KeySet::default(), long: LONG_STRING, budgeted: Budgeted::default(), sweep: SweepScratch::default() }
+    }
+}
+
+impl Scratch {
+    /// A scratch whose queries leave candidates to a sweep, however short
+    /// the string: for tests, which compare the ways of deciding them on
+    /// strings short enough to draw at random.
+    pub fn always_sweeping(what: Sweeping) -> Self {
+        let budgeted = Budgeted { always: Some(what), ..Budgeted::default() };
+        Scratch { long: 0, budgeted, ..Scratch::default() }
+    }
 }
 
 impl SegmentIndex {
@@ -223,12 +348,44 @@ impl SegmentIndex {
                 f(id)?;
             }
         }
-        self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, verify, f))?;
-        self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, verify, f))?;
-        if let Some(infix) = &self.infix {
-            infix.for_each(s, verify, &mut scratch.seen, f)?;
+        if s.len() > scratch.long {
+            return self.long_matches(s, scratch, f);
+        }
+        self.walks(s, &mut AtOnce, &mut scratch.seen, f)
+    }
+
+    /// The walks of [`for_each_match`](Self::for_each_match) for a long
+    /// string, verifying within a budget and sweeping what is left.
+    #[inline(never)]
+    fn long_matches<F>(&self, s: &[u8], scratch: &mut Scratch, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        let Scratch { seen, budgeted, sweep, .. } = scratch;
+        budgeted.start(s);
+        self.walks(s, budgeted, seen, f)?;
+        for (whole, waiting) in [(true, &budgeted.whole), (false, &budgeted.middles)] {
+            if !waiting.is_empty() {
+                let built = self.sweeps[usize::from(whole)].get_or_init(|| Sweep::build(&self.verify, whole));
+                built.run(s, waiting, sweep, f)?;
+            }
         }
         ControlFlow::Continue(())
+    }
+
+    /// The trie walks and the infix scan, verifying by `v`.
+    #[inline(always)]
+    fn walks<V: Verify, F>(&self, s: &[u8], v: &mut V, seen: &mut KeySet, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        let verify = &self.verify;
+        self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, f))?;
+        self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, f))?;
+        match &self.infix {
+            Some(infix) => infix.for_each(s, verify, v, seen, f),
+            None => ControlFlow::Continue(()),
+        }
     }
 
     /// Whether any glob matches `s`.
@@ -256,14 +413,22 @@ mod tests {
         SegmentIndex::build(globs.iter().enumerate().map(|(i, g)| (g.as_bytes(), i as u32)))
     }
 
+    /// The matches, the same whether middle pieces are searched glob by
+    /// glob or by the sweep.
     fn matches_of(index: &SegmentIndex, s: &str) -> Vec<u32> {
-        let mut got = Vec::new();
-        let _ = index.for_each_match(s.as_bytes(), &mut Scratch::default(), &mut |id| {
-            got.push(id);
-            ControlFlow::Continue(())
+        let scratches = [Scratch::default(), Scratch::always_sweeping(Sweeping::Middles), Scratch::always_sweeping(Sweeping::Whole)];
+        let [direct, middles, whole] = scratches.map(|mut scratch| {
+            let mut got = Vec::new();
+            let _ = index.for_each_match(s.as_bytes(), &mut scratch, &mut |id| {
+                got.push(id);
+                ControlFlow::Continue(())
+            });
+            got.sort_unstable();
+            got
         });
-        got.sort_unstable();
-        got
+        assert_eq!(direct, middles, "on {s:?}");
+        assert_eq!(direct, whole, "on {s:?}");
+        direct
     }
 
     /// The ids of the globs matching `s`, the same whether the set is small
@@ -333,6 +498,28 @@ mod tests {
                 assert_eq!(all_matches(&glob_refs, &s), naive(&glob_refs, &s), "{glob_refs:?} on {s:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_long_string_sweeps_the_globs_past_the_budget() {
+        // A thousand globs whose keys all occur: a few are verified one by
+        // one, the rest wait for the sweep; the answer is each glob's own.
+        let globs: Vec<String> = (1..=1_000).map(|i| format!("*{}*b{}*", "a".repeat(i), i % 7)).collect();
+        let refs: Vec<&str> = globs.iter().map(String::as_str).collect();
+        let idx = index(&refs);
+        let s = "a".repeat(20_000) + "b3";
+        let mut scratch = Scratch::default();
+        let mut got = Vec::new();
+        let _ = idx.for_each_match(s.as_bytes(), &mut scratch, &mut |id| {
+            got.push(id);
+            ControlFlow::Continue(())
+        });
+        got.sort_unstable();
+        assert!(idx.sweeps.iter().any(|s| s.get().is_some()));
+        assert_eq!(got, naive(&refs, &s));
+        assert_eq!(idx.min_match(s.as_bytes(), &mut scratch), Some(2));
+        assert!(idx.any_match(s.as_bytes(), &mut scratch));
+        assert!(!idx.any_match(&s.as_bytes()[..20_000], &mut scratch));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use proptest::test_runner::Config;
 use toolfilter_fast::filter::{flag, FlagScratch, Outcome, Side, StaticFilter};
 use toolfilter_fast::fold::Fold;
 use toolfilter_fast::glob::SegmentGlob;
-use toolfilter_fast::index::{Scratch as IndexScratch, SegmentIndex};
+use toolfilter_fast::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
 use toolfilter_fast::rules::{PatternIssue, RuleSet, Scratch};
 
 fn config(default_cases: u32) -> Config {
@@ -203,20 +203,41 @@ thread_local! {
     /// leftovers of one query (or one index) must never leak into the next.
     static SHARED: RefCell<Scratch> = RefCell::new(Scratch::default());
     static SHARED_INDEX: RefCell<IndexScratch> = RefCell::new(IndexScratch::default());
+    /// Ones that leave candidates to the sweeps: middle pieces, or whole globs.
+    static SHARED_MIDDLES: RefCell<IndexScratch> = RefCell::new(IndexScratch::always_sweeping(Sweeping::Middles));
+    static SHARED_WHOLE: RefCell<IndexScratch> = RefCell::new(IndexScratch::always_sweeping(Sweeping::Whole));
     static SHARED_FLAGS: RefCell<FlagScratch> = RefCell::new(FlagScratch::default());
 }
 
+/// The index's matches, the same whether globs are verified one by one or by
+/// a sweep (of middle pieces, or of whole globs); with its smallest and
+/// whether there is one.
 fn index_matches(index: &SegmentIndex, s: &[u8]) -> Vec<u32> {
-    let mut got = Vec::new();
-    SHARED_INDEX.with(|scratch| {
-        let _ = index.for_each_match(s, &mut scratch.borrow_mut(), &mut |id| {
-            got.push(id);
-            ControlFlow::Continue(())
-        });
+    let [direct, middles, whole] = [&SHARED_INDEX, &SHARED_MIDDLES, &SHARED_WHOLE].map(|shared| {
+        shared.with(|scratch| {
+            let scratch = &mut scratch.borrow_mut();
+            let mut got = Vec::new();
+            let _ = index.for_each_match(s, scratch, &mut |id| {
+                got.push(id);
+                ControlFlow::Continue(())
+            });
+            got.sort_unstable();
+            got.dedup();
+            assert_eq!(index.min_match(s, scratch), got.first().copied());
+            assert_eq!(index.any_match(s, scratch), !got.is_empty());
+            got
+        })
     });
-    got.sort_unstable();
-    got.dedup();
-    got
+    assert_eq!(direct, middles);
+    assert_eq!(direct, whole);
+    direct
+}
+
+/// A string of runs of `a` and single other characters: where pieces made of
+/// `a`s end at every byte, as suffixes of each other.
+fn runs(max_runs: usize) -> impl Strategy<Value = Vec<u32>> {
+    proptest::collection::vec((0usize..40, proptest::sample::select(&['b' as u32, 'A' as u32, '_' as u32][..])), 0..=max_runs)
+        .prop_map(|runs| runs.into_iter().flat_map(|(n, c)| std::iter::repeat_n('a' as u32, n).chain([c])).collect())
 }
 
 // --- properties --------------------------------------------------------------
@@ -277,12 +298,21 @@ proptest! {
             let other_want: Vec<u32> =
                 (0..other.len() as u32).filter(|&i| naive_glob(&other[i as usize], name, STAR)).collect();
             prop_assert_eq!(index_matches(&other_index, &bytes), other_want);
-            SHARED_INDEX.with(|scratch| {
-                let scratch = &mut scratch.borrow_mut();
-                prop_assert_eq!(index.min_match(&bytes, scratch), want.first().copied());
-                prop_assert_eq!(index.any_match(&bytes, scratch), !want.is_empty());
-                Ok(())
-            })?;
+        }
+    }
+
+    #[test]
+    fn index_on_runs_equals_each_glob_alone(
+        globs in proptest::collection::vec(proptest::collection::vec(
+            proptest::sample::select(&['a' as u32, 'a' as u32, '*' as u32, 'b' as u32][..]), 0..12), 0..40),
+        names in proptest::collection::vec(runs(8), 1..4),
+    ) {
+        let encoded: Vec<Vec<u8>> = globs.iter().map(|g| encode(g)).collect();
+        let index = SegmentIndex::build(encoded.iter().enumerate().map(|(i, g)| (g.as_slice(), i as u32)));
+        for name in &names {
+            let want: Vec<u32> =
+                (0..globs.len() as u32).filter(|&i| naive_glob(&globs[i as usize], name, STAR)).collect();
+            prop_assert_eq!(index_matches(&index, &encode(name)), want);
         }
     }
 
