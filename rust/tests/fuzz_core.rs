@@ -202,6 +202,12 @@ thread_local! {
     /// One scratch reused by every query of a thread, as the binding does:
     /// leftovers of one query (or one index) must never leak into the next.
     static SHARED: RefCell<Scratch> = RefCell::new(Scratch::default());
+    /// And ones that take the long names' paths on any name: the sweeps, and
+    /// the tool matched across groups.
+    static SHARED_LONG: [RefCell<Scratch>; 2] =
+        [Sweeping::Middles, Sweeping::Whole].map(|what| RefCell::new(Scratch::always_sweeping(what)));
+    static SHARED_FLAGS_LONG: [RefCell<FlagScratch>; 2] =
+        [Sweeping::Middles, Sweeping::Whole].map(|what| RefCell::new(FlagScratch::always_sweeping(what)));
     static SHARED_INDEX: RefCell<IndexScratch> = RefCell::new(IndexScratch::default());
     /// Ones that leave candidates to the sweeps: middle pieces, or whole globs.
     static SHARED_MIDDLES: RefCell<IndexScratch> = RefCell::new(IndexScratch::always_sweeping(Sweeping::Middles));
@@ -330,12 +336,14 @@ proptest! {
                 (Err(got), Err(want)) => prop_assert_eq!(*got, want),
                 (Ok(set), Ok(want)) => {
                     let (s, t) = (encode(server), encode(tool));
-                    SHARED.with(|scratch| {
+                    let check = |scratch: &RefCell<Scratch>| {
                         let scratch = &mut scratch.borrow_mut();
                         prop_assert_eq!(set.first_match(&s, &t, scratch), want);
                         prop_assert_eq!(set.is_match(&s, &t, scratch), want.is_some());
                         Ok(())
-                    })?;
+                    };
+                    SHARED.with(check)?;
+                    SHARED_LONG.with(|long| long.iter().try_for_each(check))?;
                 }
                 (got, want) => prop_assert!(false, "compile {:?} but naive {:?}", got.as_ref().err(), want),
             }
@@ -390,6 +398,12 @@ proptest! {
             };
             let (s, t) = (encode(server), encode(tool));
             let bits = SHARED_FLAGS.with(|scratch| filter.flags(&s, &t, &mut scratch.borrow_mut()));
+            SHARED_FLAGS_LONG.with(|long| {
+                long.iter().try_for_each(|scratch| {
+                    prop_assert_eq!(filter.flags(&s, &t, &mut scratch.borrow_mut()), bits);
+                    Ok(())
+                })
+            })?;
             prop_assert_eq!(bits & flag::EXCLUDED != 0, excluded);
             if !excluded {
                 prop_assert_eq!(bits & flag::INCLUDED != 0, included);
