@@ -115,7 +115,27 @@ impl LiteralScanner {
         debug_assert_eq!(nodes.len(), node_count);
         let mut scanner = LiteralScanner { nodes, edges, dense, suffix: vec![NONE; keys.len()] };
         scanner.link();
+        scanner.lend_to_leaves();
         scanner
+    }
+
+    /// Gives each leaf (a node no key continues from) the transitions of its
+    /// failure node: from a leaf every byte goes on from there anyway, and a
+    /// scan of a periodic run (`aaaa…` against `a`, `aa`, …, `a…a`) moves
+    /// between the deepest nodes at every byte. A step from a leaf is then
+    /// one lookup, not a failure and a second. Exact: with no child of its
+    /// own, a leaf's transition over any byte is its failure node's. Runs
+    /// after the links, which read the trie's own children; the failure
+    /// node, shallower, has lent or borrowed already.
+    fn lend_to_leaves(&mut self) {
+        for node in 1..self.nodes.len() {
+            let Node { count, table, fail, .. } = self.nodes[node];
+            if count == 0 && table == NONE {
+                let lender = self.nodes[fail as usize];
+                let leaf = &mut self.nodes[node];
+                (leaf.first, leaf.count, leaf.table) = (lender.first, lender.count, lender.table);
+            }
+        }
     }
 
     /// Sets the failure links, the longest key ending at each node and the
@@ -173,16 +193,25 @@ impl LiteralScanner {
         self.dense[self.nodes[node].table as usize] = row;
     }
 
-    #[inline]
+    #[inline(always)]
     fn child(&self, node: &Node, byte: u8) -> u32 {
         if node.table != NONE {
             return self.dense[node.table as usize][byte as usize];
         }
-        find_edge(&self.edges[node.first as usize..(node.first + node.count) as usize], byte).unwrap_or(NONE)
+        // Deep in the trie most nodes have one child or none: a long key is
+        // a chain of them, which a scan of a long run walks at every byte.
+        match node.count {
+            0 => NONE,
+            1 => match self.edges[node.first as usize] {
+                (b, child) if b == byte => child,
+                _ => NONE,
+            },
+            _ => find_edge(&self.edges[node.first as usize..(node.first + node.count) as usize], byte).unwrap_or(NONE),
+        }
     }
 
     /// The state after reading `byte` in `state`.
-    #[inline]
+    #[inline(always)]
     fn step(&self, mut state: u32, byte: u8) -> u32 {
         loop {
             let node = &self.nodes[state as usize];
@@ -314,7 +343,13 @@ impl KeySet {
     /// Adds `key`; false when it was in the set already.
     #[inline]
     pub fn insert(&mut self, key: usize) -> bool {
-        std::mem::replace(&mut self.stamps[key], self.generation) != self.generation
+        // Read first: a scan asks again at every end of a key it has.
+        let stamp = &mut self.stamps[key];
+        let new = *stamp != self.generation;
+        if new {
+            *stamp = self.generation;
+        }
+        new
     }
 }
 
