@@ -50,6 +50,9 @@ struct Candidate {
 
 /// How a query verifies its candidates.
 trait Verify {
+    /// For strings longer than `LONG_STRING`.
+    const LONG: bool;
+
     /// Whether `c` matches `s`, as far as is known now (a glob left to the
     /// sweep does not, yet).
     fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList) -> bool;
@@ -60,6 +63,8 @@ trait Verify {
 struct AtOnce;
 
 impl Verify for AtOnce {
+    const LONG: bool = false;
+
     #[inline(always)]
     fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList) -> bool {
         c.verify == NO_VERIFY || globs.is_match(c.verify, s)
@@ -119,6 +124,8 @@ fn spend(budget: &mut usize, cost: usize) -> bool {
 }
 
 impl Verify for Budgeted {
+    const LONG: bool = true;
+
     #[inline]
     fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList) -> bool {
         if c.verify == NO_VERIFY {
@@ -206,7 +213,7 @@ impl InfixSet {
         F: FnMut(u32) -> ControlFlow<()>,
     {
         // Each key that occurs is reported once, however often it occurs.
-        self.scanner.for_each_key(s, seen, |key| {
+        let visit = |key: u32| {
             let key = key as usize;
             for &c in &self.candidates[self.starts[key] as usize..self.starts[key + 1] as usize] {
                 if v.accepts(c, s, verify) {
@@ -214,7 +221,11 @@ impl InfixSet {
                 }
             }
             ControlFlow::Continue(())
-        })
+        };
+        match V::LONG {
+            true => self.scanner.for_each_key_long(s, seen, visit),
+            false => self.scanner.for_each_key(s, seen, visit),
+        }
     }
 }
 

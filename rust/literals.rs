@@ -61,6 +61,10 @@ pub struct LiteralScanner {
     /// `NONE`: the keys ending where key `k` ends are `k`, `suffix[k]`,
     /// `suffix[suffix[k]]`, … (a tree, each key's parent shorter).
     suffix: Vec<u32>,
+    /// The keys' bytes, key `k` ending at `key_ends[k]`: a long scan
+    /// searches the last few keys left by themselves.
+    key_bytes: Vec<u8>,
+    key_ends: Vec<u32>,
 }
 
 impl LiteralScanner {
@@ -113,7 +117,9 @@ impl LiteralScanner {
             at += 1;
         }
         debug_assert_eq!(nodes.len(), node_count);
-        let mut scanner = LiteralScanner { nodes, edges, dense, suffix: vec![NONE; keys.len()] };
+        let key_bytes: Vec<u8> = keys.concat();
+        let key_ends = keys.iter().scan(0, |end, k| { *end += k.len() as u32; Some(*end) }).collect();
+        let mut scanner = LiteralScanner { nodes, edges, dense, suffix: vec![NONE; keys.len()], key_bytes, key_ends };
         scanner.link();
         scanner.lend_to_leaves();
         scanner
@@ -279,6 +285,12 @@ impl LiteralScanner {
         self.suffix.len()
     }
 
+    /// The bytes of key `k`.
+    pub fn key(&self, k: u32) -> &[u8] {
+        let start = if k == 0 { 0 } else { self.key_ends[k as usize - 1] as usize };
+        &self.key_bytes[start..self.key_ends[k as usize] as usize]
+    }
+
     /// Calls `f(key)` once for every key that occurs in `s`, in the order of
     /// their first ends (longer keys first at one end); stops when `f`
     /// breaks. `seen` remembers what this scan reported.
@@ -314,7 +326,59 @@ impl LiteralScanner {
             ControlFlow::Continue(())
         })
     }
+
+    /// [`for_each_key`](Self::for_each_key) for a long string, reporting
+    /// the same keys in no set order: once at most [`FEW_LEFT`] keys are
+    /// left unreported, each of them is searched for by itself (`memmem`)
+    /// from where the scan is, and the scan stops. Where the scan would go
+    /// on stepping through a megabyte that holds none of them (a run of a's
+    /// against `a`, …, `a…a` and a `b`), a vectorized search each is a
+    /// fraction of its cost; still linear, a few passes at most.
+    pub fn for_each_key_long<F>(&self, s: &[u8], seen: &mut KeySet, mut f: F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        let keys = self.key_count();
+        seen.start(keys);
+        let mut from = 0;
+        if keys > FEW_LEFT {
+            let mut left = keys;
+            let flow = self.ends(s, |end, longest| {
+                let (mut key, before) = (longest, left);
+                while seen.insert(key as usize) {
+                    left -= 1;
+                    f(key).map_break(|()| None)?;
+                    match self.suffix_key(key) {
+                        Some(shorter) => key = shorter,
+                        None => break,
+                    }
+                }
+                match left < before && left <= FEW_LEFT {
+                    true => ControlFlow::Break(Some(end)),
+                    false => ControlFlow::Continue(()),
+                }
+            });
+            match flow {
+                ControlFlow::Continue(()) => return ControlFlow::Continue(()),
+                ControlFlow::Break(None) => return ControlFlow::Break(()),
+                ControlFlow::Break(Some(end)) => from = end,
+            }
+        }
+        // Every key ending at or before `from` was reported: the others end
+        // after it.
+        for k in (0..keys as u32).filter(|&k| !seen.contains(k as usize)) {
+            let key = self.key(k);
+            let start = (from + 1).saturating_sub(key.len());
+            if memchr::memmem::find(&s[start..], key).is_some() {
+                f(k)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
 }
+
+/// A long scan ends with a search for each key left when this few are.
+pub const FEW_LEFT: usize = 4;
 
 /// A set of key numbers for one scan at a time, as generation stamps: a new
 /// scan starts by bumping the generation, not by clearing one flag per key,
@@ -351,6 +415,11 @@ impl KeySet {
         }
         new
     }
+
+    #[inline]
+    pub fn contains(&self, key: usize) -> bool {
+        self.stamps[key] == self.generation
+    }
 }
 
 #[cfg(test)]
@@ -365,12 +434,19 @@ mod tests {
     /// The keys reported by `for_each_key`, sorted; a key reported twice
     /// would show.
     fn found(keys: &[&str], s: &str) -> Vec<u32> {
-        let mut got = Vec::new();
-        let _ = scanner(keys).for_each_key(s.as_bytes(), &mut KeySet::default(), |k| {
-            got.push(k);
-            ControlFlow::Continue(())
+        let scanner = scanner(keys);
+        let [got, long] = [false, true].map(|long| {
+            let mut got = Vec::new();
+            let seen = &mut KeySet::default();
+            let f = |k| {
+                got.push(k);
+                ControlFlow::Continue(())
+            };
+            let _ = if long { scanner.for_each_key_long(s.as_bytes(), seen, f) } else { scanner.for_each_key(s.as_bytes(), seen, f) };
+            got.sort_unstable();
+            got
         });
-        got.sort_unstable();
+        assert_eq!(got, long, "the long scan, {keys:?} in {s:?}");
         got
     }
 
@@ -498,6 +574,18 @@ mod tests {
             ControlFlow::Continue(())
         });
         assert_eq!(ends, 1_000_001);
+    }
+
+    #[test]
+    fn a_long_scan_searches_the_last_keys_by_themselves() {
+        // Keys a…a end at once; `b`, `ab` and `ba` are left, and each is
+        // found by a search from there: `ba` ends only before the last `b`.
+        let mut keys: Vec<String> = (1..=10).map(|i| "a".repeat(i)).collect();
+        keys.extend(["b", "ab", "ba", "bb"].map(String::from));
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let s = "a".repeat(1_000) + "ba" + &"a".repeat(1_000);
+        assert_eq!(found(&refs, &s), naive_found(&refs, &s));
+        assert_eq!(found(&refs, &s).len(), 13);
     }
 
     #[test]
