@@ -264,10 +264,18 @@ impl GlobList {
     /// they are used.)
     #[inline(never)]
     pub fn is_match(&self, glob: u32, s: &[u8]) -> bool {
-        match self.fit(glob, s) {
-            Fit::Middles => self.middles_in(glob, self.middle_part(glob, s)),
-            fit => fit == Fit::Yes,
+        // `fit` and `middle_part` written out: the batch loop's hot call, a
+        // quarter of a percent of its instructions cheaper in one piece.
+        let g = &self.globs[glob as usize];
+        let prefix = &self.bytes[g.prefix.0..g.prefix.1];
+        if g.literal {
+            return s == prefix;
         }
+        let suffix = &self.bytes[g.suffix.0..g.suffix.1];
+        if s.len() < g.min_len || !starts_with(s, prefix) || !ends_with(s, suffix) {
+            return false;
+        }
+        g.first == g.end || self.middles_match(g, &s[prefix.len()..s.len() - suffix.len()])
     }
 
     /// What the literal ends of glob number `glob` say of `s` (its prefix,
@@ -306,8 +314,11 @@ impl GlobList {
 
     /// Whether the middle pieces of glob number `glob` occur in `rest` in
     /// order, apart: each at its leftmost place after the one before.
-    pub fn middles_in(&self, glob: u32, mut rest: &[u8]) -> bool {
-        let g = &self.globs[glob as usize];
+    pub fn middles_in(&self, glob: u32, rest: &[u8]) -> bool {
+        self.middles_match(&self.globs[glob as usize], rest)
+    }
+
+    fn middles_match(&self, g: &ListedGlob, mut rest: &[u8]) -> bool {
         for &(a, b) in &self.middles[g.first..g.end] {
             let middle = &self.bytes[a..b];
             match find_piece(rest, middle) {

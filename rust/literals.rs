@@ -217,7 +217,7 @@ impl LiteralScanner {
     }
 
     /// The state after reading `byte` in `state`.
-    #[inline(always)]
+    #[inline]
     fn step(&self, mut state: u32, byte: u8) -> u32 {
         loop {
             let node = &self.nodes[state as usize];
