@@ -161,12 +161,16 @@ impl Sweep {
     where
         F: FnMut(u32) -> ControlFlow<()>,
     {
+        for &(glob, id) in waiting {
+            if self.starts[glob as usize] == self.starts[glob as usize + 1] {
+                // Only stars, or only ends that fit: it matches.
+                f(id)?;
+            }
+        }
         scratch.prepare(self.key_len.len(), self.paths.top_rank.len());
         for &(glob, id) in waiting {
             let (first, end) = (self.starts[glob as usize], self.starts[glob as usize + 1]);
             if first == end {
-                // Only stars, or only ends that fit: it matches.
-                f(id)?;
                 continue;
             }
             let mut waiter = Waiter { id, piece: first, last: end - 1, limit: 0, next: NONE };
@@ -175,6 +179,8 @@ impl Sweep {
                 scratch.pending.push(Reverse((at, scratch.waiters.len() as u32 - 1)));
             }
         }
+        // The scan stops early when nothing waits; either way it leaves
+        // nothing marked or waiting for the next sweep.
         let flow = if scratch.pending.is_empty() { ControlFlow::Continue(()) } else { self.scan(s, scratch, f) };
         scratch.clear(self);
         flow
@@ -616,6 +622,18 @@ mod tests {
         });
         got.sort_unstable();
         assert_eq!(got, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_break_before_the_scan_leaves_nothing_waiting() {
+        let mut list = GlobList::default();
+        for g in ["*a*", "**"] {
+            list.push(g.as_bytes());
+        }
+        let sweep = Sweep::build(&list, true);
+        let mut scratch = SweepScratch::default();
+        assert!(sweep.run(b"a", &[(0, 0), (1, 1)], &mut scratch, &mut |_| ControlFlow::Break(())).is_break());
+        assert_eq!((scratch.marked, scratch.waiters.len(), scratch.pending.len()), (0, 0, 0));
     }
 
     #[test]
