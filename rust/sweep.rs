@@ -205,48 +205,93 @@ impl Sweep {
     where
         F: FnMut(u32) -> ControlFlow<()>,
     {
-        let flow = self.scanner.ends(s, |end, longest| {
-            // Waits that may take an end here start now; the ends before
-            // (where no piece ended) could not have served them.
-            while let Some(&Reverse((at, w))) = scratch.pending.peek() {
-                if at > end {
-                    break;
+        let (mut from, mut search) = (0, SKIP_SEARCH_PER_BYTE * s.len());
+        loop {
+            let base = from;
+            let flow = self.scanner.ends(&s[base..], |end, longest| {
+                let end = base + end;
+                // Waits that may take an end here start now; the ends before
+                // (where no piece ended) could not have served them.
+                while let Some(&Reverse((at, w))) = scratch.pending.peek() {
+                    if at > end {
+                        break;
+                    }
+                    scratch.pending.pop();
+                    let key = self.pieces[scratch.waiters[w as usize].piece as usize].key;
+                    scratch.wait(w, key, self);
                 }
-                scratch.pending.pop();
-                let key = self.pieces[scratch.waiters[w as usize].piece as usize].key;
-                scratch.wait(w, key, self);
-            }
-            if scratch.marked == 0 {
-                return match scratch.pending.is_empty() {
-                    true => ControlFlow::Break(Stop::Done),
-                    false => ControlFlow::Continue(()),
-                };
-            }
-            // The marked keys on the chain of `longest`, path by path.
-            let paths = &self.paths;
-            let mut key = longest;
-            while key != NONE {
-                let path = paths.path[key as usize] as usize;
-                if scratch.on_path[path] > 0 {
-                    let (top, to) = (paths.top_rank[path] as usize, paths.rank[key as usize] as usize);
-                    while let Some(rank) = scratch.marks.next(top).filter(|&r| r <= to) {
-                        let found = paths.key_at[rank];
-                        let mut w = scratch.unmark(found, self);
-                        while w != NONE {
-                            let next = scratch.waiters[w as usize].next;
-                            if let Some(id) = self.advance(w, end, s.len(), scratch) {
-                                f(id).map_break(|()| Stop::Asked)?;
+                if scratch.marked == 0 {
+                    return match scratch.pending.is_empty() {
+                        true => ControlFlow::Break(Stop::Done),
+                        false => ControlFlow::Continue(()),
+                    };
+                }
+                // The marked keys on the chain of `longest`, path by path.
+                let paths = &self.paths;
+                let mut key = longest;
+                while key != NONE {
+                    let path = paths.path[key as usize] as usize;
+                    if scratch.on_path[path] > 0 {
+                        let (top, to) = (paths.top_rank[path] as usize, paths.rank[key as usize] as usize);
+                        while let Some(rank) = scratch.marks.next(top).filter(|&r| r <= to) {
+                            let found = paths.key_at[rank];
+                            let mut w = scratch.unmark(found, self);
+                            while w != NONE {
+                                let next = scratch.waiters[w as usize].next;
+                                if let Some(id) = self.advance(w, end, s.len(), scratch) {
+                                    f(id).map_break(|()| Stop::Asked)?;
+                                }
+                                w = next;
                             }
-                            w = next;
                         }
                     }
+                    key = paths.above[path];
                 }
-                key = paths.above[path];
+                if scratch.changed && scratch.pending.is_empty() && scratch.marked <= FEW_MARKED && search > 0 {
+                    scratch.changed = false;
+                    return self.skip(s, end, scratch, &mut search);
+                }
+                ControlFlow::Continue(())
+            });
+            match flow {
+                ControlFlow::Break(Stop::Asked) => return ControlFlow::Break(()),
+                ControlFlow::Break(Stop::Skip(to)) => from = to,
+                _ => return ControlFlow::Continue(()),
             }
-            ControlFlow::Continue(())
-        });
-        match flow {
-            ControlFlow::Break(Stop::Asked) => ControlFlow::Break(()),
+        }
+    }
+
+    /// Where the scan may go on after `end` when nothing waits to become
+    /// active and at most [`FEW_MARKED`] keys are marked: only those keys can
+    /// do anything, and each is searched for by itself (`memmem`, out of a
+    /// budget of bytes). Where none occurs again the scan is done; where the
+    /// earliest next occurrence starts well ahead, the scan starts again
+    /// there, at the root. So a run that none of them occurs in (a megabyte
+    /// of a's, the globs waiting for a `b`) costs a vectorized search, not
+    /// an automaton step per byte; the budget keeps the searches within a
+    /// few passes whatever the keys.
+    #[cold]
+    fn skip(&self, s: &[u8], end: usize, scratch: &SweepScratch, search: &mut usize) -> ControlFlow<Stop> {
+        let mut start = usize::MAX;
+        let mut rank = 0;
+        while let Some(r) = scratch.marks.next(rank) {
+            rank = r + 1;
+            let key = self.scanner.key(self.paths.key_at[r]);
+            // Its next occurrence ends after `end`.
+            let from = (end + 1).saturating_sub(key.len());
+            let to = s.len().min(from + *search);
+            *search -= to - from;
+            match memchr::memmem::find(&s[from..to], key) {
+                Some(at) => start = start.min(from + at),
+                None if to == s.len() => {}
+                // Past the budget's window: it may start where it would
+                // reach beyond the window.
+                None => start = start.min((to + 1).saturating_sub(key.len()).max(from)),
+            }
+        }
+        match start {
+            usize::MAX => ControlFlow::Break(Stop::Done),
+            start if start > end + MIN_SKIP => ControlFlow::Break(Stop::Skip(start)),
             _ => ControlFlow::Continue(()),
         }
     }
@@ -275,11 +320,22 @@ impl Sweep {
 
 /// Why a scan stopped early.
 enum Stop {
-    /// Nothing waits any more.
+    /// Nothing waits any more, or nothing that waits can be found.
     Done,
     /// The caller's function broke.
     Asked,
+    /// Nothing can happen before this place: the scan goes on from there.
+    Skip(usize),
 }
+
+/// At most this many marked keys, and nothing about to become active, and
+/// the scan searches for each by itself to skip ahead (`Sweep::skip`).
+const FEW_MARKED: usize = 4;
+/// Skips shorter than this are not worth a new start.
+const MIN_SKIP: usize = 64;
+/// The bytes a sweep may search key by key to skip ahead, per byte of the
+/// string.
+const SKIP_SEARCH_PER_BYTE: usize = 8;
 
 impl HeavyPaths {
     fn build(scanner: &LiteralScanner, key_len: &[u32]) -> Self {
@@ -355,6 +411,9 @@ pub struct SweepScratch {
     /// Per key, its first waiter (a list through `Waiter::next`), or `NONE`.
     first: Vec<u32>,
     marked: usize,
+    /// Whether a key was marked or unmarked since the scan last looked to
+    /// skip ahead.
+    changed: bool,
     waiters: Vec<Waiter>,
     /// Waiters not yet active, by the end at which they become so.
     pending: BinaryHeap<Reverse<(usize, u32)>>,
@@ -379,6 +438,7 @@ impl SweepScratch {
             self.marks.insert(sweep.paths.rank[key as usize] as usize);
             self.on_path[sweep.paths.path[key as usize] as usize] += 1;
             self.marked += 1;
+            self.changed = true;
         }
         self.waiters[w as usize].next = std::mem::replace(first, w);
     }
@@ -389,6 +449,7 @@ impl SweepScratch {
         self.marks.remove(sweep.paths.rank[key as usize] as usize);
         self.on_path[sweep.paths.path[key as usize] as usize] -= 1;
         self.marked -= 1;
+        self.changed = true;
         std::mem::replace(&mut self.first[key as usize], NONE)
     }
 
@@ -400,6 +461,7 @@ impl SweepScratch {
         }
         self.waiters.clear();
         self.pending.clear();
+        self.changed = false;
     }
 }
 
@@ -598,6 +660,27 @@ mod tests {
             let refs: Vec<&str> = globs.iter().map(String::as_str).collect();
             for _ in 0..6 {
                 let s: String = (0..next(16)).map(|_| alphabet[next(2) as usize]).collect();
+                assert_eq!(swept(&refs, &s), naive(&refs, &s), "{refs:?} on {s:?}");
+            }
+        }
+    }
+
+    /// Strings of long runs with a few other bytes between, so that a scan
+    /// skips ahead (the marked pieces searched by themselves) and starts
+    /// again: the answers are each glob's own.
+    #[test]
+    fn random_runs_agree_with_each_glob_alone() {
+        let mut next = crate::test_rng::below(0x3C6E_F372_FE94_F82B);
+        let alphabet = ['a', 'b', 'c', '*'];
+        for _ in 0..1_000 {
+            let globs: Vec<String> = (0..1 + next(6))
+                .map(|_| (0..next(9)).map(|_| alphabet[[0, 0, 1, 2, 3, 3][next(6) as usize]]).collect())
+                .collect();
+            let refs: Vec<&str> = globs.iter().map(String::as_str).collect();
+            for _ in 0..4 {
+                let s: String = (0..next(5))
+                    .map(|_| "a".repeat(next(400) as usize) + ["b", "c", "bc", "cb"][next(4) as usize])
+                    .collect();
                 assert_eq!(swept(&refs, &s), naive(&refs, &s), "{refs:?} on {s:?}");
             }
         }
