@@ -328,12 +328,15 @@ impl LiteralScanner {
     }
 
     /// [`for_each_key`](Self::for_each_key) for a long string, reporting
-    /// the same keys in no set order: once at most [`FEW_LEFT`] keys are
-    /// left unreported, each of them is searched for by itself (`memmem`)
-    /// from where the scan is, and the scan stops. Where the scan would go
-    /// on stepping through a megabyte that holds none of them (a run of a's
-    /// against `a`, …, `a…a` and a `b`), a vectorized search each is a
-    /// fraction of its cost; still linear, a few passes at most.
+    /// the same keys in no set order. It stops once every key is reported;
+    /// and once at most [`FEW_LEFT`] keys of [`FEW_LEFT_BYTES`] bytes in all
+    /// are left, it searches for each of them by itself (`memmem`) from
+    /// where the scan is, and stops. Where the scan would go on stepping
+    /// through a megabyte that holds none of them (a run of a's against
+    /// `a`, …, `a…a` and a `b`), a vectorized search each is a fraction of
+    /// its cost; still linear, a few passes at most. (Long keys are left to
+    /// the scan: preparing a search costs what the key is long, and the
+    /// scan may be about to meet them, as it meets `a…a` in a run of a's.)
     pub fn for_each_key_long<F>(&self, s: &[u8], seen: &mut KeySet, mut f: F) -> ControlFlow<()>
     where
         F: FnMut(u32) -> ControlFlow<()>,
@@ -341,7 +344,7 @@ impl LiteralScanner {
         let keys = self.key_count();
         seen.start(keys);
         let mut from = 0;
-        if keys > FEW_LEFT {
+        if keys > FEW_LEFT || !self.few_left_are_short(seen) {
             let mut left = keys;
             let flow = self.ends(s, |end, longest| {
                 let (mut key, before) = (longest, left);
@@ -353,7 +356,7 @@ impl LiteralScanner {
                         None => break,
                     }
                 }
-                match left < before && left <= FEW_LEFT {
+                match left < before && left <= FEW_LEFT && (left == 0 || self.few_left_are_short(seen)) {
                     true => ControlFlow::Break(Some(end)),
                     false => ControlFlow::Continue(()),
                 }
@@ -375,10 +378,20 @@ impl LiteralScanner {
         }
         ControlFlow::Continue(())
     }
+
+    /// Whether the keys not in `seen` (at most [`FEW_LEFT`] of them, when a
+    /// long scan asks) come to at most [`FEW_LEFT_BYTES`].
+    #[cold]
+    fn few_left_are_short(&self, seen: &KeySet) -> bool {
+        let left = (0..self.key_count() as u32).filter(|&k| !seen.contains(k as usize));
+        left.map(|k| self.key(k).len()).sum::<usize>() <= FEW_LEFT_BYTES
+    }
 }
 
-/// A long scan ends with a search for each key left when this few are.
+/// A long scan ends with a search for each key left when this few are, of
+/// at most this many bytes in all.
 pub const FEW_LEFT: usize = 4;
+pub const FEW_LEFT_BYTES: usize = 64;
 
 /// A set of key numbers for one scan at a time, as generation stamps: a new
 /// scan starts by bumping the generation, not by clearing one flag per key,
@@ -574,6 +587,15 @@ mod tests {
             ControlFlow::Continue(())
         });
         assert_eq!(ends, 1_000_001);
+    }
+
+    #[test]
+    fn a_long_scan_leaves_long_keys_to_the_automaton() {
+        // The last keys left are long: the scan goes on and meets them.
+        let keys: Vec<String> = (1..=10).map(|i| "a".repeat(i * 10)).collect();
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let s = "a".repeat(95) + "b" + &"a".repeat(200);
+        assert_eq!(found(&refs, &s), (0..10).collect::<Vec<u32>>());
     }
 
     #[test]
