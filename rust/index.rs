@@ -229,6 +229,58 @@ impl InfixSet {
     }
 }
 
+/// The infix set re-filed for long strings: a candidate with a prefix (or,
+/// without one, a suffix) under that anchor in a trie of its own, and only
+/// those with neither under their infix key.
+///
+/// In a long string most keys occur: a thousand `x*a…a*` globs are all
+/// candidates in a megabyte of a's, each to be turned down by its `x`, a cost
+/// that grows with the patterns. Filed by their anchors, they are found only
+/// where the string starts (or ends) as they need, by a walk as long as the
+/// anchors at most, and the scan has left only the keys of globs that an
+/// occurrence anywhere can serve. Built by the first long string.
+#[derive(Clone, Debug)]
+struct LongInfix {
+    forward: ByteTrie<Candidate>,
+    backward: ByteTrie<Candidate>,
+    infix: Option<InfixSet>,
+}
+
+impl LongInfix {
+    fn build(infix: &InfixSet, verify: &GlobList) -> Self {
+        let (mut forward, mut backward, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+        for key in 0..infix.scanner.key_count() as u32 {
+            let bytes = infix.scanner.key(key);
+            for &c in &infix.candidates[infix.starts[key as usize] as usize..infix.starts[key as usize + 1] as usize] {
+                let parts = (c.verify != NO_VERIFY).then(|| verify.parts(c.verify)).flatten();
+                let (prefix, suffix) = parts.map_or((&b""[..], &b""[..]), |(prefix, _, suffix)| (prefix, suffix));
+                if !prefix.is_empty() {
+                    forward.push((prefix, c));
+                } else if !suffix.is_empty() {
+                    backward.push((suffix.iter().rev().copied().collect::<Vec<u8>>(), c));
+                } else {
+                    rest.push((key_head(bytes), (bytes, c)));
+                }
+            }
+        }
+        LongInfix { forward: ByteTrie::build(forward), backward: ByteTrie::build(backward), infix: InfixSet::build(rest) }
+    }
+}
+
+/// Visits the candidates of a walk over anchors (each key a prefix of what is walked).
+#[inline]
+fn visit_candidates<V: Verify, F>(candidates: &[Candidate], s: &[u8], verify: &GlobList, v: &mut V, f: &mut F) -> ControlFlow<()>
+where
+    F: FnMut(u32) -> ControlFlow<()>,
+{
+    for &c in candidates {
+        if v.accepts(c, s, verify) {
+            f(c.id)?;
+        }
+    }
+    ControlFlow::Continue(())
+}
+
 /// A set of segment globs, each with an id, answering "which match `s`".
 #[derive(Clone, Debug, Default)]
 pub struct SegmentIndex {
@@ -246,6 +298,8 @@ pub struct SegmentIndex {
     /// `verify`'s globs for sweeps, whole and middle pieces only, each
     /// built by the first query that needs it.
     sweeps: [OnceLock<Sweep>; 2],
+    /// `infix` for long strings, built by the first.
+    long_infix: OnceLock<LongInfix>,
 }
 
 /// Sets of at most this many globs are matched glob by glob: for a tiny set
@@ -393,10 +447,20 @@ impl SegmentIndex {
         let verify = &self.verify;
         self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, f))?;
         self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, f))?;
-        match &self.infix {
-            Some(infix) => infix.for_each(s, verify, v, seen, f),
-            None => ControlFlow::Continue(()),
-        }
+        let infix = match (&self.infix, V::LONG) {
+            (None, _) => return ControlFlow::Continue(()),
+            (Some(infix), false) => infix,
+            (Some(infix), true) => {
+                let long = self.long_infix.get_or_init(|| LongInfix::build(infix, verify));
+                long.forward.walk(s.iter().copied(), |c, _| visit_candidates(c, s, verify, v, f))?;
+                long.backward.walk(s.iter().rev().copied(), |c, _| visit_candidates(c, s, verify, v, f))?;
+                match &long.infix {
+                    Some(infix) => infix,
+                    None => return ControlFlow::Continue(()),
+                }
+            }
+        };
+        infix.for_each(s, verify, v, seen, f)
     }
 
     /// Whether any glob matches `s`.
