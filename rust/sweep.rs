@@ -175,6 +175,7 @@ impl Sweep {
             }
             let mut waiter = Waiter { id, piece: first, last: end - 1, limit: 0, next: NONE };
             if let Some(at) = self.wait_from(&mut waiter, self.origin[glob as usize] as usize, s.len()) {
+                scratch.expect(self.pieces[first as usize].key);
                 scratch.waiters.push(waiter);
                 scratch.pending.push(Reverse((at, scratch.waiters.len() as u32 - 1)));
             }
@@ -207,6 +208,16 @@ impl Sweep {
     {
         let (mut from, mut search) = (0, SKIP_SEARCH_PER_BYTE * s.len());
         loop {
+            // Before a pass too: its first key may be far ahead, with no end
+            // of any key (where the scan would look) before it.
+            if scratch.changed && scratch.expected <= FEW_EXPECTED && search > 0 {
+                scratch.changed = false;
+                match self.skip(s, from, scratch, &mut search) {
+                    ControlFlow::Break(Stop::Skip(to)) => from = to,
+                    ControlFlow::Break(_) => return ControlFlow::Continue(()),
+                    ControlFlow::Continue(()) => {}
+                }
+            }
             let base = from;
             let flow = self.scanner.ends(&s[base..], |end, longest| {
                 let end = base + end;
@@ -238,6 +249,7 @@ impl Sweep {
                             let mut w = scratch.unmark(found, self);
                             while w != NONE {
                                 let next = scratch.waiters[w as usize].next;
+                                scratch.unexpect(found);
                                 if let Some(id) = self.advance(w, end, s.len(), scratch) {
                                     f(id).map_break(|()| Stop::Asked)?;
                                 }
@@ -247,7 +259,7 @@ impl Sweep {
                     }
                     key = paths.above[path];
                 }
-                if scratch.changed && scratch.pending.is_empty() && scratch.marked <= FEW_MARKED && search > 0 {
+                if scratch.changed && scratch.expected <= FEW_EXPECTED && search > 0 {
                     scratch.changed = false;
                     return self.skip(s, end, scratch, &mut search);
                 }
@@ -261,37 +273,39 @@ impl Sweep {
         }
     }
 
-    /// Where the scan may go on after `end` when nothing waits to become
-    /// active and at most [`FEW_MARKED`] keys are marked: only those keys can
-    /// do anything, and each is searched for by itself (`memmem`, out of a
-    /// budget of bytes). Where none occurs again the scan is done; where the
-    /// earliest next occurrence starts well ahead, the scan starts again
-    /// there, at the root. So a run that none of them occurs in (a megabyte
-    /// of a's, the globs waiting for a `b`) costs a vectorized search, not
-    /// an automaton step per byte; the budget keeps the searches within a
-    /// few passes whatever the keys.
+    /// Where the scan may go on after `at` (the end it is at, or where a
+    /// pass would start) when
+    /// at most [`FEW_EXPECTED`] keys are expected (waited for, active or
+    /// not): only those keys can advance a glob, and each is searched for by
+    /// itself (`memmem`, out of a budget of bytes). Where none occurs again
+    /// the scan is done; where the earliest next occurrence starts well
+    /// ahead, the scan starts again there, at the root. So a run that none
+    /// of them occurs in (a megabyte of a's, the globs waiting for a `b`)
+    /// costs a vectorized search, not an automaton step per byte; the budget
+    /// keeps the searches within a few passes whatever the keys.
     #[cold]
-    fn skip(&self, s: &[u8], end: usize, scratch: &SweepScratch, search: &mut usize) -> ControlFlow<Stop> {
+    fn skip(&self, s: &[u8], at: usize, scratch: &SweepScratch, search: &mut usize) -> ControlFlow<Stop> {
         let mut start = usize::MAX;
-        let mut rank = 0;
-        while let Some(r) = scratch.marks.next(rank) {
-            rank = r + 1;
-            let key = self.scanner.key(self.paths.key_at[r]);
-            // Its next occurrence ends after `end`.
-            let from = (end + 1).saturating_sub(key.len());
+        let mut key = 0;
+        while let Some(k) = scratch.expected_keys.next(key) {
+            key = k + 1;
+            let bytes = self.scanner.key(k as u32);
+            // What it may still take ends after `at` (an active wait took
+            // the ends up to there; an inactive one takes none so early).
+            let from = (at + 1).saturating_sub(bytes.len());
             let to = s.len().min(from + *search);
             *search -= to - from;
-            match memchr::memmem::find(&s[from..to], key) {
-                Some(at) => start = start.min(from + at),
+            match memchr::memmem::find(&s[from..to], bytes) {
+                Some(found) => start = start.min(from + found),
                 None if to == s.len() => {}
                 // Past the budget's window: it may start where it would
                 // reach beyond the window.
-                None => start = start.min((to + 1).saturating_sub(key.len()).max(from)),
+                None => start = start.min((to + 1).saturating_sub(bytes.len()).max(from)),
             }
         }
         match start {
             usize::MAX => ControlFlow::Break(Stop::Done),
-            start if start > end + MIN_SKIP => ControlFlow::Break(Stop::Skip(start)),
+            start if start >= at + MIN_SKIP => ControlFlow::Break(Stop::Skip(start)),
             _ => ControlFlow::Continue(()),
         }
     }
@@ -311,7 +325,9 @@ impl Sweep {
             return Some(waiter.id);
         }
         waiter.piece += 1;
+        let key = self.pieces[waiter.piece as usize].key;
         if let Some(at) = self.wait_from(waiter, end, n) {
+            scratch.expect(key);
             scratch.pending.push(Reverse((at, w)));
         }
         None
@@ -328,9 +344,9 @@ enum Stop {
     Skip(usize),
 }
 
-/// At most this many marked keys, and nothing about to become active, and
-/// the scan searches for each by itself to skip ahead (`Sweep::skip`).
-const FEW_MARKED: usize = 4;
+/// At most this many keys waited for, and the scan searches for each by
+/// itself to skip ahead (`Sweep::skip`).
+const FEW_EXPECTED: usize = 4;
 /// Skips shorter than this are not worth a new start.
 const MIN_SKIP: usize = 64;
 /// The bytes a sweep may search key by key to skip ahead, per byte of the
@@ -411,8 +427,13 @@ pub struct SweepScratch {
     /// Per key, its first waiter (a list through `Waiter::next`), or `NONE`.
     first: Vec<u32>,
     marked: usize,
-    /// Whether a key was marked or unmarked since the scan last looked to
-    /// skip ahead.
+    /// Per key, how many waiters wait for it, active or not; the keys with
+    /// any, and how many they are.
+    waiting_for: Vec<u32>,
+    expected_keys: RankSet,
+    expected: usize,
+    /// Whether the expected keys changed since the scan last looked to skip
+    /// ahead.
     changed: bool,
     waiters: Vec<Waiter>,
     /// Waiters not yet active, by the end at which they become so.
@@ -428,6 +449,34 @@ impl SweepScratch {
             self.on_path.resize(paths, 0);
         }
         self.marks.ensure(keys);
+        if self.waiting_for.len() < keys {
+            self.waiting_for.resize(keys, 0);
+        }
+        self.expected_keys.ensure(keys);
+    }
+
+    /// A waiter now waits for `key`.
+    #[inline]
+    fn expect(&mut self, key: u32) {
+        let count = &mut self.waiting_for[key as usize];
+        if *count == 0 {
+            self.expected_keys.insert(key as usize);
+            self.expected += 1;
+            self.changed = true;
+        }
+        *count += 1;
+    }
+
+    /// A waiter no longer waits for `key` (it took an end of it).
+    #[inline]
+    fn unexpect(&mut self, key: u32) {
+        let count = &mut self.waiting_for[key as usize];
+        *count -= 1;
+        if *count == 0 {
+            self.expected_keys.remove(key as usize);
+            self.expected -= 1;
+            self.changed = true;
+        }
     }
 
     /// Waiter `w` waits for `key`: marks it if nothing did.
@@ -438,7 +487,6 @@ impl SweepScratch {
             self.marks.insert(sweep.paths.rank[key as usize] as usize);
             self.on_path[sweep.paths.path[key as usize] as usize] += 1;
             self.marked += 1;
-            self.changed = true;
         }
         self.waiters[w as usize].next = std::mem::replace(first, w);
     }
@@ -449,16 +497,21 @@ impl SweepScratch {
         self.marks.remove(sweep.paths.rank[key as usize] as usize);
         self.on_path[sweep.paths.path[key as usize] as usize] -= 1;
         self.marked -= 1;
-        self.changed = true;
         std::mem::replace(&mut self.first[key as usize], NONE)
     }
 
-    /// Back to no marks and no waiters, in time proportional to the marks.
+    /// Back to no marks and no waiters, in time proportional to the marks
+    /// and the keys waited for.
     fn clear(&mut self, sweep: &Sweep) {
         while self.marked > 0 {
             let rank = self.marks.next(0).expect("a marked key");
             self.unmark(sweep.paths.key_at[rank], sweep);
         }
+        while let Some(key) = self.expected_keys.next(0) {
+            self.expected_keys.remove(key);
+            self.waiting_for[key] = 0;
+        }
+        self.expected = 0;
         self.waiters.clear();
         self.pending.clear();
         self.changed = false;
@@ -587,7 +640,7 @@ mod tests {
                 got.push(id);
                 ControlFlow::Continue(())
             });
-            assert_eq!((scratch.marked, scratch.waiters.len(), scratch.pending.len()), (0, 0, 0));
+            assert_eq!((scratch.marked, scratch.expected, scratch.waiters.len(), scratch.pending.len()), (0, 0, 0, 0));
             got.sort_unstable();
             got
         });
@@ -697,7 +750,7 @@ mod tests {
         let waiting = [(0, 0), (1, 1), (2, 2), (3, 3)];
         let flow = sweep.run(b"abc", &waiting, &mut scratch, &mut |_| ControlFlow::Break(()));
         assert!(flow.is_break());
-        assert_eq!((scratch.marked, scratch.waiters.len(), scratch.pending.len()), (0, 0, 0));
+        assert_eq!((scratch.marked, scratch.expected, scratch.waiters.len(), scratch.pending.len()), (0, 0, 0, 0));
         let mut got = Vec::new();
         let _ = sweep.run(b"zabcz", &waiting, &mut scratch, &mut |id| {
             got.push(id);
@@ -716,7 +769,7 @@ mod tests {
         let sweep = Sweep::build(&list, true);
         let mut scratch = SweepScratch::default();
         assert!(sweep.run(b"a", &[(0, 0), (1, 1)], &mut scratch, &mut |_| ControlFlow::Break(())).is_break());
-        assert_eq!((scratch.marked, scratch.waiters.len(), scratch.pending.len()), (0, 0, 0));
+        assert_eq!((scratch.marked, scratch.expected, scratch.waiters.len(), scratch.pending.len()), (0, 0, 0, 0));
     }
 
     #[test]
