@@ -204,6 +204,14 @@ struct ListedGlob {
     literal: bool,
 }
 
+/// Which literal end of a glob is known to match: the key it was found by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Known {
+    Neither,
+    Prefix,
+    Suffix,
+}
+
 /// What a glob's literal ends say of a string ([`GlobList::fit`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fit {
@@ -282,13 +290,23 @@ impl GlobList {
     /// its suffix, its least length; or equality for a literal).
     #[inline(always)]
     pub fn fit(&self, glob: u32, s: &[u8]) -> Fit {
+        self.fit_knowing(glob, s, Known::Neither)
+    }
+
+    /// [`fit`](Self::fit) for a glob found by the end `known`, which is not
+    /// compared again: a trie walk matched it.
+    #[inline(always)]
+    pub fn fit_knowing(&self, glob: u32, s: &[u8], known: Known) -> Fit {
         let g = &self.globs[glob as usize];
         let prefix = &self.bytes[g.prefix.0..g.prefix.1];
         if g.literal {
             return if s == prefix { Fit::Yes } else { Fit::No };
         }
         let suffix = &self.bytes[g.suffix.0..g.suffix.1];
-        if s.len() < g.min_len || !starts_with(s, prefix) || !ends_with(s, suffix) {
+        if s.len() < g.min_len
+            || (known != Known::Prefix && !starts_with(s, prefix))
+            || (known != Known::Suffix && !ends_with(s, suffix))
+        {
             Fit::No
         } else if g.first == g.end {
             Fit::Yes
@@ -297,11 +315,17 @@ impl GlobList {
         }
     }
 
-    /// The bytes glob number `glob` compares to find its [`fit`](Self::fit):
-    /// its prefix and suffix (or the literal).
-    pub fn ends_len(&self, glob: u32) -> usize {
+    /// The bytes [`fit_knowing`](Self::fit_knowing) compares: the ends of
+    /// glob number `glob` but the known one (or the literal).
+    pub fn ends_len(&self, glob: u32, known: Known) -> usize {
         let g = &self.globs[glob as usize];
-        (g.prefix.1 - g.prefix.0) + (g.suffix.1 - g.suffix.0)
+        let (prefix, suffix) = (g.prefix.1 - g.prefix.0, g.suffix.1 - g.suffix.0);
+        match known {
+            _ if g.literal => prefix,
+            Known::Neither => prefix + suffix,
+            Known::Prefix => suffix,
+            Known::Suffix => prefix,
+        }
     }
 
     /// The part of `s` between glob number `glob`'s prefix and suffix (which

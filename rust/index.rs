@@ -32,7 +32,7 @@
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
-use crate::glob::{Fit, GlobList, GlobShape};
+use crate::glob::{Fit, GlobList, GlobShape, Known};
 use crate::literals::{KeySet, LiteralScanner};
 use crate::sweep::{Sweep, SweepScratch};
 use crate::trie::{key_head, sort_by_key_bytes, ByteTrie};
@@ -53,9 +53,9 @@ trait Verify {
     /// For strings longer than `LONG_STRING`.
     const LONG: bool;
 
-    /// Whether `c` matches `s`, as far as is known now (a glob left to the
-    /// sweep does not, yet).
-    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList) -> bool;
+    /// Whether `c`, found by its end `known`, matches `s`, as far as is
+    /// known now (a glob left to the sweep does not, yet).
+    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList, known: Known) -> bool;
 }
 
 /// Each candidate at once: for strings up to [`LONG_STRING`] bytes, whose
@@ -65,8 +65,10 @@ struct AtOnce;
 impl Verify for AtOnce {
     const LONG: bool = false;
 
+    /// (A short string compares the known end again: cheaper than keeping
+    /// apart what is known.)
     #[inline(always)]
-    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList) -> bool {
+    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList, _: Known) -> bool {
         c.verify == NO_VERIFY || globs.is_match(c.verify, s)
     }
 }
@@ -127,16 +129,16 @@ impl Verify for Budgeted {
     const LONG: bool = true;
 
     #[inline]
-    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList) -> bool {
+    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList, known: Known) -> bool {
         if c.verify == NO_VERIFY {
             return true;
         }
         let g = c.verify;
-        if self.always == Some(Sweeping::Whole) || !spend(&mut self.compare, globs.ends_len(g)) {
+        if self.always == Some(Sweeping::Whole) || !spend(&mut self.compare, globs.ends_len(g, known)) {
             self.whole.push((g, c.id));
             return false;
         }
-        match globs.fit(g, s) {
+        match globs.fit_knowing(g, s, known) {
             Fit::No => false,
             Fit::Yes => true,
             Fit::Middles => {
@@ -162,7 +164,7 @@ enum Entry {
 
 /// Visits the entries of a trie walk that match.
 #[inline(always)]
-fn visit_entries<V: Verify, F>(entries: &[Entry], whole: bool, s: &[u8], verify: &GlobList, v: &mut V, f: &mut F) -> ControlFlow<()>
+fn visit_entries<V: Verify, F>(entries: &[Entry], whole: bool, s: &[u8], verify: &GlobList, v: &mut V, known: Known, f: &mut F) -> ControlFlow<()>
 where
     F: FnMut(u32) -> ControlFlow<()>,
 {
@@ -170,7 +172,7 @@ where
         match *entry {
             Entry::Exact(id) if whole => f(id)?,
             Entry::Exact(_) => {}
-            Entry::Anchored(c) if v.accepts(c, s, verify) => f(c.id)?,
+            Entry::Anchored(c) if v.accepts(c, s, verify, known) => f(c.id)?,
             Entry::Anchored(_) => {}
         }
     }
@@ -216,7 +218,7 @@ impl InfixSet {
         let visit = |key: u32| {
             let key = key as usize;
             for &c in &self.candidates[self.starts[key] as usize..self.starts[key + 1] as usize] {
-                if v.accepts(c, s, verify) {
+                if v.accepts(c, s, verify, Known::Neither) {
                     f(c.id)?;
                 }
             }
@@ -269,12 +271,12 @@ impl LongInfix {
 
 /// Visits the candidates of a walk over anchors (each key a prefix of what is walked).
 #[inline]
-fn visit_candidates<V: Verify, F>(candidates: &[Candidate], s: &[u8], verify: &GlobList, v: &mut V, f: &mut F) -> ControlFlow<()>
+fn visit_candidates<V: Verify, F>(candidates: &[Candidate], s: &[u8], verify: &GlobList, v: &mut V, known: Known, f: &mut F) -> ControlFlow<()>
 where
     F: FnMut(u32) -> ControlFlow<()>,
 {
     for &c in candidates {
-        if v.accepts(c, s, verify) {
+        if v.accepts(c, s, verify, known) {
             f(c.id)?;
         }
     }
@@ -445,15 +447,15 @@ impl SegmentIndex {
         F: FnMut(u32) -> ControlFlow<()>,
     {
         let verify = &self.verify;
-        self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, f))?;
-        self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, f))?;
+        self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, Known::Prefix, f))?;
+        self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, Known::Suffix, f))?;
         let infix = match (&self.infix, V::LONG) {
             (None, _) => return ControlFlow::Continue(()),
             (Some(infix), false) => infix,
             (Some(infix), true) => {
                 let long = self.long_infix.get_or_init(|| LongInfix::build(infix, verify));
-                long.forward.walk(s.iter().copied(), |c, _| visit_candidates(c, s, verify, v, f))?;
-                long.backward.walk(s.iter().rev().copied(), |c, _| visit_candidates(c, s, verify, v, f))?;
+                long.forward.walk(s.iter().copied(), |c, _| visit_candidates(c, s, verify, v, Known::Prefix, f))?;
+                long.backward.walk(s.iter().rev().copied(), |c, _| visit_candidates(c, s, verify, v, Known::Suffix, f))?;
                 match &long.infix {
                     Some(infix) => infix,
                     None => return ControlFlow::Continue(()),
