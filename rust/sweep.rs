@@ -294,13 +294,21 @@ impl Sweep {
             // the ends up to there; an inactive one takes none so early).
             let from = (at + 1).saturating_sub(bytes.len());
             let to = s.len().min(from + *search);
-            *search -= to - from;
+            // A search costs what the key is long (to prepare) and what it
+            // reads: up to the occurrence it finds.
+            *search = search.saturating_sub(bytes.len());
             match memchr::memmem::find(&s[from..to], bytes) {
-                Some(found) => start = start.min(from + found),
-                None if to == s.len() => {}
+                Some(found) => {
+                    *search = search.saturating_sub(found + bytes.len());
+                    start = start.min(from + found);
+                }
+                None if to == s.len() => *search = search.saturating_sub(to - from),
                 // Past the budget's window: it may start where it would
                 // reach beyond the window.
-                None => start = start.min((to + 1).saturating_sub(bytes.len()).max(from)),
+                None => {
+                    *search = search.saturating_sub(to - from);
+                    start = start.min((to + 1).saturating_sub(bytes.len()).max(from));
+                }
             }
         }
         match start {
