@@ -105,9 +105,10 @@ struct HeavyPaths {
 
 impl Sweep {
     /// A sweep over whole globs, or (`whole` false) over their middle
-    /// pieces alone, for globs whose prefix and suffix are known to fit: a
-    /// long prefix's bytes then keep no automaton from its root, where a
-    /// scan skips what starts no piece at a load per byte.
+    /// pieces alone, for globs whose prefix and suffix are known to fit: the
+    /// prefixes' bytes, left out, then do not hold a scan of a run that
+    /// they begin away from the automaton's root, where it skips what starts
+    /// no piece at a load per byte.
     pub fn build(globs: &GlobList, whole: bool) -> Self {
         // Every glob's pieces in a row, with their bytes; a literal glob has
         // none (the index decides those by their keys alone).
@@ -231,15 +232,12 @@ impl Sweep {
                     let key = self.pieces[scratch.waiters[w as usize].piece as usize].key;
                     scratch.wait(w, key, self);
                 }
-                if scratch.marked == 0 {
-                    return match scratch.pending.is_empty() {
-                        true => ControlFlow::Break(Stop::Done),
-                        false => ControlFlow::Continue(()),
-                    };
+                if scratch.marked == 0 && scratch.pending.is_empty() {
+                    return ControlFlow::Break(Stop::Done);
                 }
                 // The marked keys on the chain of `longest`, path by path.
                 let paths = &self.paths;
-                let mut key = longest;
+                let mut key = if scratch.marked == 0 { NONE } else { longest };
                 while key != NONE {
                     let path = paths.path[key as usize] as usize;
                     if scratch.on_path[path] > 0 {
@@ -274,9 +272,9 @@ impl Sweep {
     }
 
     /// Where the scan may go on after `at` (the end it is at, or where a
-    /// pass would start) when
-    /// at most [`FEW_EXPECTED`] keys are expected (waited for, active or
-    /// not): only those keys can advance a glob, and each is searched for by
+    /// pass would start) when at most [`FEW_EXPECTED`] keys are expected
+    /// (waited for, active or not): only those keys can advance a glob, and
+    /// each is searched for by
     /// itself (`memmem`, out of a budget of bytes). Where none occurs again
     /// the scan is done; where the earliest next occurrence starts well
     /// ahead, the scan starts again there, at the root. So a run that none
