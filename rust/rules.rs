@@ -115,6 +115,8 @@ impl Scratch {
 #[derive(Clone, Debug)]
 pub struct Groups {
     list: Vec<u32>,
+    /// The bits of `list` when it is long (`across_from` is then set), and
+    /// no others.
     member: Vec<u64>,
     /// More groups than this match the tool across all groups at once (when
     /// it is long enough for that to pay); tests set it to 1.
@@ -492,6 +494,13 @@ impl RuleSet {
 
     /// The groups whose server glob matches `server` (already folded).
     pub fn server_groups(&self, server: &[u8], scratch: &mut IndexScratch, out: &mut Groups) {
+        if out.across_from != usize::MAX {
+            // The bits of the last list: cleared one by one, not the whole
+            // set (a server of a batch over many servers costs its groups).
+            for &g in &out.list {
+                out.member[g as usize / 64] = 0;
+            }
+        }
         out.list.clear();
         let _ = self.servers.for_each_match(server, scratch, &mut |g| {
             out.list.push(g);
@@ -499,8 +508,10 @@ impl RuleSet {
         });
         out.across_from = usize::MAX;
         if out.list.len() > out.many {
-            out.member.clear();
-            out.member.resize(self.groups.len().div_ceil(64), 0);
+            let words = self.groups.len().div_ceil(64);
+            if out.member.len() < words {
+                out.member.resize(words, 0);
+            }
             for &g in &out.list {
                 out.member[g as usize / 64] |= 1 << (g % 64);
             }
