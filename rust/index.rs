@@ -298,10 +298,11 @@ pub struct SegmentIndex {
     /// id `listed[i]` (and nothing else is indexed).
     listed: Vec<u32>,
     /// `verify`'s globs for sweeps, whole and middle pieces only, each
-    /// built by the first query that needs it.
-    sweeps: [OnceLock<Sweep>; 2],
-    /// `infix` for long strings, built by the first.
-    long_infix: OnceLock<LongInfix>,
+    /// built by the first query that needs it; and `infix` for long
+    /// strings, built by the first. (Boxed: most indexes never build them,
+    /// and an index is moved about while it is built.)
+    sweeps: [OnceLock<Box<Sweep>>; 2],
+    long_infix: OnceLock<Box<LongInfix>>,
 }
 
 /// Sets of at most this many globs are matched glob by glob: for a tiny set
@@ -433,7 +434,7 @@ impl SegmentIndex {
         self.walks(s, budgeted, seen, f)?;
         for (whole, waiting) in [(true, &budgeted.whole), (false, &budgeted.middles)] {
             if !waiting.is_empty() {
-                let built = self.sweeps[usize::from(whole)].get_or_init(|| Sweep::build(&self.verify, whole));
+                let built = self.sweeps[usize::from(whole)].get_or_init(|| Box::new(Sweep::build(&self.verify, whole)));
                 built.run(s, waiting, sweep, f)?;
             }
         }
@@ -453,7 +454,7 @@ impl SegmentIndex {
             (None, _) => return ControlFlow::Continue(()),
             (Some(infix), false) => infix,
             (Some(infix), true) => {
-                let long = self.long_infix.get_or_init(|| LongInfix::build(infix, verify));
+                let long = self.long_infix.get_or_init(|| Box::new(LongInfix::build(infix, verify)));
                 long.forward.walk(s.iter().copied(), |c, _| visit_candidates(c, s, verify, v, Known::Prefix, f))?;
                 long.backward.walk(s.iter().rev().copied(), |c, _| visit_candidates(c, s, verify, v, Known::Suffix, f))?;
                 match &long.infix {

@@ -183,8 +183,9 @@ pub struct RuleSet {
     tool_globs: Vec<ToolGlob>,
     /// One index over the tool globs of all groups, built by the first query
     /// whose server matches many groups and whose tool is long: then one
-    /// walk over the tool serves them all, instead of one per group.
-    across: OnceLock<Across>,
+    /// walk over the tool serves them all, instead of one per group. (Boxed:
+    /// most sets never build it.)
+    across: OnceLock<Box<Across>>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -524,7 +525,7 @@ impl RuleSet {
         self.across.get_or_init(|| {
             let globs = self.tool_globs.iter().enumerate();
             let index = SegmentIndex::build(globs.map(|(e, t)| (&self.text[t.start as usize..t.end as usize], e as u32)));
-            Across { index }
+            Box::new(Across { index })
         })
     }
 
