@@ -40,7 +40,7 @@ from .._tool import Tool
 from ..filter import ToolFilter
 from . import workload as _workload
 
-__all__ = ["Row", "machine", "render", "run", "target_met"]
+__all__ = ["Probe", "Row", "machine", "render", "render_adversarial", "run", "target_met"]
 
 _RATIO_AT_LEAST = re.compile(r"(?:^|\bratio\s*)>=\s*([0-9][0-9,]*(?:\.[0-9]+)?)x?")
 _FAST_AT_MOST = re.compile(r"\bfast\s*<=\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ns|µs|us|ms|s)\b")
@@ -340,13 +340,130 @@ def _memory(n_tools: int, count: int, say: Callable[[str], None]) -> list[str]:
     ]
 
 
-def _adversarial(say: Callable[[str], None]) -> str:
-    say("adversarial glob")
+@dataclass
+class Probe:
+    """One adversarial shape: one ``static_visible`` on a long name, with a few
+    patterns (the baseline) and with many, timed in turn in the same run."""
+
+    workload: str
+    patterns: int
+    base_patterns: int
+    base_ms: float
+    ms: float
+    target: str
+    met: bool
+
+    @property
+    def ratio(self) -> float:
+        return self.ms / self.base_ms if self.base_ms else float("inf")
+
+
+_MB = 1_000_000
+
+
+def _nested_infix(k: int) -> list[str]:
+    return ["x*" + "a" * i + "*" for i in range(1, k + 1)]
+
+
+def _server_infix(k: int) -> list[str]:
+    return ["*" + "a" * i + f"*/tool{i}" for i in range(1, k + 1)]
+
+
+def _multi_star(k: int) -> list[str]:
+    return ["*" + "a" * i + "*b*" for i in range(1, k + 1)]
+
+
+def _many_groups(k: int) -> list[str]:
+    return ["*" + "a" * i + "*/*b*" for i in range(1, k + 1)]
+
+
+# The 10,000-pattern case cycles these over runs A of 1 to 1,000 a's: nested
+# infix keys, a sweep's middle pieces, prefix and suffix keys that leave
+# middles to search, server globs that every server matches, and a second
+# middle piece that starts like the runs.
+_MIXED_SHAPES: tuple[Callable[[str], str], ...] = (
+    lambda a: f"x*{a}*",
+    lambda a: f"*{a}*b*",
+    lambda a: f"{a}*b*",
+    lambda a: f"*b*{a}",
+    lambda a: f"*{a}*/*b*",
+    lambda a: f"*ab*{a}*",
+)
+
+
+def _mixed(n: int, offset: int) -> list[str]:
+    shapes = len(_MIXED_SHAPES)
+    return [_MIXED_SHAPES[(i + offset) % shapes]("a" * ((i // shapes) % 1_000 + 1))
+            for i in range(n)]
+
+
+def _probe(workload: str, build: Callable[[int], Any], tool: Tool, counts: tuple[int, int],
+           target: str, met: Callable[[float, float], bool], rounds: int = 7) -> Probe:
+    base, full = (build(k) for k in counts)
+    # Each filter builds what a long name needs on its first one, untimed.
+    answers = {base.static_visible(tool), full.static_visible(tool)}
+    assert len(answers) == 1, workload  # the shapes hit nothing: the same answer
+    base_s, full_s = _interleaved_medians(
+        [lambda: base.static_visible(tool), lambda: full.static_visible(tool)], rounds)
+    return Probe(workload, counts[1], counts[0], base_s * 1e3, full_s * 1e3, target,
+                 met(base_s * 1e3, full_s * 1e3))
+
+
+def _adversarial(say: Callable[[str], None]) -> tuple[str, list[Probe]]:
+    """The linear glob note, and the adversarial probes of issue 14: names a
+    server chooses against pattern shapes whose cost once grew as patterns
+    times name length."""
+    say("adversarial patterns")
     name = "a" * 100_000
     pattern = "*a" * 9 + "*b"
     seconds = _median_seconds(lambda: glob_match(pattern, name), 9)
     assert glob_match(pattern, name) is False
-    return f"`{pattern}` against 100,000 `a`s: {seconds * 1e3:.3f} ms (target < 10 ms, linear)"
+    note = f"`{pattern}` against 100,000 `a`s: {seconds * 1e3:.3f} ms (target < 10 ms, linear)"
+
+    long_name = "a" * _MB
+    flat = "1,000 within 3x of 10"
+
+    def within_3x(base_ms: float, ms: float) -> bool:
+        return ms <= 3 * base_ms
+
+    probes = []
+    for label, shapes, tool, shape in (
+        ("(a) nested infix keys `x*` a…a `*`", _nested_infix, Tool("s", long_name), "name"),
+        ("(b) server globs `*` a…a `*/tool<i>`", _server_infix, Tool(long_name, "tool5"),
+         "server id"),
+        ("multi-star `*` a…a `*b*`", _multi_star, Tool("s", long_name), "name"),
+        ("many server groups `*` a…a `*/*b*`", _many_groups, Tool(long_name, long_name),
+         "server id and name"),
+    ):
+        for option in ("include", "exclude"):
+            def build(k: int, shapes: Callable[[int], list[str]] = shapes,
+                      option: str = option) -> ToolFilter:
+                return ToolFilter.compile(**{option: shapes(k)})
+
+            workload = f"{label}, {option}; a 1 MB {shape} of a's"
+            probes.append(_probe(workload, build, tool, (10, 1_000), flat, within_3x))
+    probes.append(_probe(
+        "10,000 mixed adversarial patterns (5,000 include + 5,000 exclude, six shapes); "
+        "a 1 MB server id and name of a's",
+        lambda k: ToolFilter.compile(include=_mixed(k // 2, 0), exclude=_mixed(k // 2, 3)),
+        Tool(long_name, long_name), (10, 10_000), "10,000 under 50 ms", lambda _, ms: ms < 50,
+    ))
+    return note, probes
+
+
+def render_adversarial(probes: Sequence[Probe]) -> str:
+    """The adversarial table: each shape's time with few and with many patterns."""
+    lines = [
+        "| adversarial workload | patterns | time, baseline patterns | time | ratio | target "
+        "| met |",
+        "| --- | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    for p in probes:
+        lines.append(
+            f"| {p.workload} | {p.base_patterns:,} → {p.patterns:,} | {p.base_ms:.2f} ms | "
+            f"{p.ms:.2f} ms | {p.ratio:.2f}x | {p.target} | {'met' if p.met else 'missed'} |"
+        )
+    return "\n".join(lines)
 
 
 def machine() -> str:
@@ -367,8 +484,10 @@ def machine() -> str:
 def run(sizes: Sequence[int] = (10_000, 100_000, 1_000_000),
         counts: Sequence[int] = (10, 100, 1_000, 10_000),
         say: Callable[[str], None] = lambda _: None,
-        memory: bool = True) -> tuple[list[Row], list[str]]:
-    """Runs the whole benchmark; returns the ratio rows and free-text findings."""
+        memory: bool = True,
+        probes: list[Probe] | None = None) -> tuple[list[Row], list[str]]:
+    """Runs the whole benchmark; returns the ratio rows and free-text findings.
+    The adversarial probes go to ``probes`` when given (a note counts them)."""
     rows: list[Row] = []
     notes: list[str] = []
     catalogs = {}
@@ -383,7 +502,12 @@ def run(sizes: Sequence[int] = (10_000, 100_000, 1_000_000),
     rows.append(_compile(max(counts), say))
     if memory:
         notes += _memory(max(sizes), max(counts), say)
-    notes.append(_adversarial(say))
+    note, found = _adversarial(say)
+    notes.append(note)
+    met = sum(p.met for p in found)
+    notes.append(f"adversarial patterns on 1 MB names: {met} of {len(found)} targets met")
+    if probes is not None:
+        probes.extend(found)
     return rows, notes
 
 
