@@ -50,6 +50,8 @@ __all__ = ["FlatNames", "Gateway", "MessageSource", "PolicyFile", "PolicyTransfo
 
 #: How often the policy file is looked at for a change, in seconds.
 WATCH_INTERVAL = 1.0
+#: How long a stop waits for the upstreams to end, in seconds.
+STOP_TIMEOUT = 10.0
 
 
 class FlatNames(Namespace):
@@ -266,6 +268,8 @@ class Gateway:
     server: FastMCP[Any]
     upstreams: list[Upstream]
     policy: PolicyFile
+    #: Where it serves, for the log: ``stdio`` or the HTTP endpoint's URL.
+    where: str = "stdio"
 
     async def every_tool(self) -> list[FastMCPTool]:
         """Every upstream's tools under their flat names, before the policy."""
@@ -295,8 +299,8 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
         gateway = holder[0]
         await asyncio.gather(*(u.start() for u in upstreams))
         up = [u.name for u in upstreams if u.down is None]
-        logger.warning("gateway ready: %d of %d upstreams up%s", len(up), len(upstreams),
-                       f" ({', '.join(up)})" if up else "")
+        logger.warning("gateway ready on %s: %d of %d upstreams up%s", gateway.where, len(up),
+                       len(upstreams), f" ({', '.join(up)})" if up else "")
         watcher = asyncio.create_task(_watch(gateway)) if watch else None
         try:
             yield {}
@@ -349,6 +353,18 @@ async def _watch(gateway: Gateway) -> None:
 # --- running -----------------------------------------------------------------------
 
 
+async def _stop_now(gateway: Gateway, signame: str) -> None:
+    try:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(
+                asyncio.gather(*(_close(u) for u in gateway.upstreams)), STOP_TIMEOUT)
+        logger.warning("gateway stopped: upstreams closed")
+        logger.warning("stopped by %s", signame)
+    finally:
+        sys.stderr.flush()
+        os._exit(0)
+
+
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port`` (port 0: one the system picks);
     OSError when the port is taken."""
@@ -369,18 +385,19 @@ async def _run(gateway: Gateway, transport: str, sock: socket.socket | None,
                stopped: list[str]) -> None:
     server = gateway.server
     if transport == "stdio":
-        main = asyncio.current_task()
-        assert main is not None
         loop = asyncio.get_running_loop()
 
         def stop(signum: int, _frame: Any) -> None:
-            stopped.append(signal.Signals(signum).name)
-            loop.call_soon_threadsafe(main.cancel)
+            # The stdio server reads stdin in a thread that a cancellation
+            # cannot interrupt, so a signal does not wait for it: the
+            # upstreams are closed (their processes ended and waited for) and
+            # the process ends.
+            name = signal.Signals(signum).name
+            loop.call_soon_threadsafe(lambda: loop.create_task(_stop_now(gateway, name)))
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, stop)
-        with contextlib.suppress(asyncio.CancelledError):
-            await server.run_stdio_async(show_banner=False, log_level="WARNING")
+        await server.run_stdio_async(show_banner=False, log_level="WARNING")
         return
 
     def note(signum: int, _frame: Any) -> None:
@@ -391,14 +408,15 @@ async def _run(gateway: Gateway, transport: str, sock: socket.socket | None,
         signal.signal(sig, note)
     assert sock is not None
     host, port = sock.getsockname()[:2]
-    logger.warning("listening on http://%s:%d/mcp", host if ":" not in host else f"[{host}]",
-                   port)
     await server.run_http_async(show_banner=False, log_level="WARNING", sockets=[sock],
                                 host=host, port=port)
 
 
 def run(gateway: Gateway, transport: str, sock: socket.socket | None = None) -> int:
     """Serves until the client goes away or a signal stops it; 0 when it stops cleanly."""
+    if sock is not None:
+        host, port = sock.getsockname()[:2]
+        gateway.where = f"http://{host if ':' not in host else f'[{host}]'}:{port}/mcp"
     stopped: list[str] = []
     asyncio.run(_run(gateway, transport, sock, stopped))
     if stopped:
