@@ -33,6 +33,8 @@ from toolfilter_fast.adapters.fastmcp import (  # noqa: E402
     MESSAGE_KEY,
     FastMCPRequest,
     ToolFilterTransform,
+    _ListRecord,
+    apply_cache_scope,
 )
 
 
@@ -352,3 +354,111 @@ def test_a_policy_that_raises_hides_every_tool_and_the_server_goes_on(caplog, me
     assert call[:2] == (True, "Unknown tool: NAME")
     assert "every tool (7) of server 'demo' hidden" in caplog.text
     assert after[0] == ["read_file", "write_file", "admin_reset", "demo.search.type_text"]
+
+
+# --- the cache scope ------------------------------------------------------------------
+
+def cache_fields(transform, meta=None, scope_applied=True, token=None):
+    """The cache fields of one tools/list of a server that says ``public``
+    for 60 s, through ``transform``."""
+    auth = None if token is None else StaticTokenVerifier(tokens=TOKENS)
+    server = build_policy_server(transforms=[transform], cache_ttl=60, cache_scope="public",
+                                 auth=auth)
+    if scope_applied:
+        assert apply_cache_scope(server) is server
+
+    async def main():
+        async with asgi_client(server, auth=token) as client:
+            return await list_turn(client, meta or {})
+
+    _, scope, ttl = asyncio.run(main())
+    return scope, ttl
+
+
+def transform(rules, **kwargs):
+    return ToolFilterTransform(rules, server_id="demo", **kwargs)
+
+
+STATIC = {"filter": {"exclude": [{"annotations": {"destructiveHint": True}}]},
+          "tool_filter_groups": [{"mode": "always", "tools": ["demo__*"]}],
+          "budget": {"max_tools": 3}}
+
+
+def test_fastmcp_alone_sends_its_own_scope_whatever_the_list_read():
+    # The problem apply_cache_scope solves: a per-user list marked shareable.
+    policy = toolfilter_fast.Policy.from_config(POLICY_CONFIG)
+    assert cache_fields(transform(policy, ctx=role), turn("reset"), scope_applied=False) == (
+        "public", 60000,
+    )
+
+
+def test_a_list_that_read_the_turn_is_private_and_not_cached():
+    policy = toolfilter_fast.Policy.from_config(POLICY_CONFIG)
+    assert cache_fields(transform(policy, ctx=role), turn("reset")) == ("private", 0)
+    focus_only = toolfilter_fast.Policy.from_config({**STATIC, "tool_filter_groups": []})
+    assert cache_fields(transform(focus_only), turn(focus="demo:search")) == ("private", 0)
+
+
+def test_a_list_that_read_only_ctx_is_private_and_keeps_the_servers_ttl():
+    config = {**STATIC, "filter": {"exclude": [{"cel": 'ctx.role != "admin"'}]}}
+    policy = toolfilter_fast.Policy.from_config(config)
+    assert cache_fields(transform(policy, ctx=role), token="token-root") == ("private", 60000)
+    assert cache_fields(transform(toolfilter_fast.compile(include=[is_admin_tool]))) == (
+        "private", 60000,
+    )
+
+
+def is_admin_tool(tool, request):
+    return request.token is not None
+
+
+def test_a_list_that_read_nothing_keeps_the_servers_scope():
+    assert cache_fields(transform(toolfilter_fast.Policy.from_config(STATIC))) == ("public", 60000)
+    assert cache_fields(transform(toolfilter_fast.compile(exclude=["*/delete_*"]))) == (
+        "public", 60000,
+    )
+
+
+def test_a_list_hidden_by_a_failure_is_private_and_not_cached():
+    def broken(request):
+        raise ConnectionError("user store down")
+
+    assert cache_fields(transform(toolfilter_fast.compile(), ctx=broken)) == ("private", 0)
+    policy = toolfilter_fast.Policy.from_config(STATIC)
+    assert cache_fields(transform(policy, message=broken)) == ("private", 0)
+
+
+def test_apply_cache_scope_installs_once_and_only_on_a_fastmcp_server():
+    server = build_policy_server()
+    apply_cache_scope(apply_cache_scope(server))
+    names = [repr(middleware) for middleware in server._mcp_server.middleware]
+    assert names.count("toolfilter_fast cache scope") == 1
+    with pytest.raises(TypeError, match="apply_cache_scope needs a FastMCP server"):
+        apply_cache_scope(object())
+
+
+def test_a_session_of_an_earlier_revision_gets_no_cache_fields():
+    policy = toolfilter_fast.Policy.from_config(POLICY_CONFIG)
+    server = apply_cache_scope(build_policy_server(
+        transforms=[transform(policy, ctx=role)], cache_ttl=60, cache_scope="public",
+    ))
+
+    async def main():
+        async with Client(server, mode="legacy") as client:
+            return client.protocol_version, await client.list_tools_mcp()
+
+    version, result = asyncio.run(main())
+    assert version == "2025-11-25"
+    assert result.model_fields_set == {"tools"}
+    assert [tool.name for tool in result.tools] == [
+        "read_file", "write_file", "demo.search.type_text", "demo.search.clear",
+    ]
+
+
+def test_the_record_sets_only_the_fields_a_result_has():
+    record = _ListRecord()
+    record.add("private", True)
+    assert record.apply({"tools": []}) == {"tools": []}  # before 2026-07-28: no cache fields
+    assert record.apply({"tools": [], "ttlMs": 5, "cacheScope": "public"}) == {
+        "tools": [], "ttlMs": 0, "cacheScope": "private",
+    }

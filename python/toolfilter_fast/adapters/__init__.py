@@ -10,7 +10,8 @@ toolfilter_fast`` (and this package) imports no framework:
 * :mod:`toolfilter_fast.adapters.pydantic_ai`: ``filter_func`` for
   ``toolset.filtered(...)`` and ``prepare_func`` for ``toolset.prepared(...)``;
 * :mod:`toolfilter_fast.adapters.fastmcp`: ``ToolFilterTransform``, server side,
-  for a FastMCP server's ``add_transform``;
+  for a FastMCP server's ``add_transform``, and ``apply_cache_scope`` for the
+  ``tools/list`` result's cache scope;
 * :mod:`toolfilter_fast.adapters.google_adk`: ``tool_predicate`` for
   ``McpToolset(tool_filter=...)``, ``filtered_toolset`` around a toolset's
   whole list.

@@ -327,15 +327,16 @@ def keep_visible(
     ctx: Callable[[], Any] | None,
     *,
     where: str,
+    on_error: Callable[[], Any] | None = None,
 ) -> list[T]:
     """The framework tools that the filter keeps, in input order, decided in one
     ``filter(tools, ctx)`` call (or by ``static_visible`` alone when ``ctx`` is None).
 
     Fails closed at the smallest scope that failed: a tool that cannot be
     converted is hidden alone; a failing ctx function, or a filter call that
-    raises, hides the whole list. The filter must return the objects it was
-    given (``ToolFilter`` and the reference do): a tool it returns a copy of
-    counts as dropped.
+    raises, hides the whole list (and calls ``on_error``, if given). The
+    filter must return the objects it was given (``ToolFilter`` and the
+    reference do): a tool it returns a copy of counts as dropped.
     """
     pairs = _converted(server_id, tools, to_tool, where)
     if not pairs:
@@ -349,6 +350,8 @@ def keep_visible(
         kept_ids = {id(tool) for tool in kept}
     except Exception:
         _warn_hidden(f"every tool ({len(pairs)})", server_id, where)
+        if on_error is not None:
+            on_error()
         return []
     return [tool for tool, converted_tool in pairs if id(converted_tool) in kept_ids]
 

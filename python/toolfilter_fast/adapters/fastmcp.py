@@ -4,7 +4,7 @@
 
     from fastmcp import FastMCP
     from toolfilter_fast import Policy, ToolFilter
-    from toolfilter_fast.adapters.fastmcp import ToolFilterTransform
+    from toolfilter_fast.adapters.fastmcp import ToolFilterTransform, apply_cache_scope
 
     def admin(tool, request):  # request: FastMCPRequest (token, headers, context, meta)
         return request.token is not None and "admin" in request.token.scopes
@@ -17,6 +17,7 @@
 
     # Or the whole Policy; the turn's message and focus come in the request's _meta:
     mcp.add_transform(ToolFilterTransform(Policy.from_file("policy.toml"), server_id="github"))
+    apply_cache_scope(mcp)  # tools/list results say whether they may be shared
 
 Why a transform and not a middleware: FastMCP resolves every tool through its
 transform chain, on every path (``tools/list``, ``tools/call`` by name, the
@@ -51,6 +52,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
     ) from err
 
 from .._tool import Tool
+from ..groups import GroupMode
 from ._common import (
     BoundFilter,
     keep_selected,
@@ -65,6 +67,7 @@ __all__ = [
     "MESSAGE_KEY",
     "FastMCPRequest",
     "ToolFilterTransform",
+    "apply_cache_scope",
 ]
 
 _WHERE = "fastmcp"
@@ -148,8 +151,39 @@ class _Capture:
         self.kept: list[set[tuple[str, Any]]] = []
 
 
+class _ListRecord:
+    """What the transforms that ran for one ``tools/list`` said about caching it."""
+
+    __slots__ = ("per_turn", "private", "ran")
+
+    def __init__(self) -> None:
+        self.ran = self.private = self.per_turn = False
+
+    def add(self, scope: str, per_turn: bool) -> None:
+        self.ran = True
+        self.private = self.private or scope != "public"
+        self.per_turn = self.per_turn or per_turn
+
+    def apply(self, result: Any) -> Any:
+        """``result`` with ``cacheScope`` narrowed to ``"private"`` and
+        ``ttlMs`` set to 0 as the record says; only fields the result already
+        has (the revisions before 2026-07-28 have neither) are set."""
+        wire: dict[str, Any] = {"cacheScope": "private"} if self.private else {}
+        if self.per_turn:
+            wire["ttlMs"] = 0
+        if isinstance(result, Mapping):
+            return {**result, **{key: value for key, value in wire.items() if key in result}}
+        fields = getattr(type(result), "model_fields", {})
+        update = {snake: wire[camel] for camel, snake in
+                  (("cacheScope", "cache_scope"), ("ttlMs", "ttl_ms"))
+                  if camel in wire and snake in fields}
+        return result.model_copy(update=update) if update else result
+
+
 _capture: ContextVar[_Capture | None] = ContextVar("toolfilter_fast_fastmcp_capture",
                                                    default=None)
+_list_record: ContextVar[_ListRecord | None] = ContextVar("toolfilter_fast_fastmcp_list",
+                                                          default=None)
 
 
 def _tool_key(tool: Any) -> tuple[str, Any]:
@@ -186,6 +220,8 @@ class ToolFilterTransform(BoundFilter, Transform):
       filter or the policy hides the tool (in a listing, the whole listing),
       logs a warning, and never fails the request.
     * Only tools are filtered; resources and prompts pass through.
+    * With :func:`apply_cache_scope` on the server, it also tells the
+      ``tools/list`` result's ``cacheScope`` and ``ttlMs`` what it read.
 
     Add it with ``mcp.add_transform(...)`` or ``FastMCP(transforms=[...])``, last
     if other transforms rename tools (it judges the names it is given).
@@ -232,16 +268,35 @@ class ToolFilterTransform(BoundFilter, Transform):
         ctx_func = self._ctx
         return lambda: ctx_func(request)
 
+    def _per_turn(self, selection: Any) -> bool:
+        """Whether a selection's list can change from one turn to the next
+        with the same caller: it read the focus or the message."""
+        if selection is None:
+            return True
+        reads_message = "groups" in selection.stages and any(
+            group.mode is GroupMode.DYNAMIC for group in self._policy.groups.groups)
+        return "focus" in selection.stages or reads_message
+
     async def list_tools(self, tools: Sequence[Any]) -> Sequence[Any]:
         request, error = self._request()
         if request is None and error is None:
             return keep_visible(self._static_filter(), self._server_id, tools, self._to_tool,
                                 None, where=_WHERE)
+        record = _list_record.get()
         if self._policy is None:
-            return keep_visible(self._filter, self._server_id, tools, self._to_tool,
-                                self._ctx_of(request, error), where=_WHERE)
-        kept, _ = keep_selected(self._policy, self._server_id, tools, self._to_tool,
-                                self._turn(request, error), where=_WHERE)
+            failed: list[bool] = []
+            kept = keep_visible(self._filter, self._server_id, tools, self._to_tool,
+                                self._ctx_of(request, error), where=_WHERE,
+                                on_error=lambda: failed.append(True))
+            if record is not None:
+                dynamic = getattr(self._filter, "dynamic", True) is not False
+                record.add("private" if dynamic or failed else "public", bool(failed))
+            return kept
+        kept, selection = keep_selected(self._policy, self._server_id, tools, self._to_tool,
+                                        self._turn(request, error), where=_WHERE)
+        if record is not None:
+            record.add("private" if selection is None else selection.cache_scope,
+                       self._per_turn(selection))
         capture = _capture.get()
         if capture is not None and capture.transform is self:
             capture.kept.append({_tool_key(tool) for tool in kept})
@@ -308,3 +363,64 @@ class _Static:
 
     def visible(self, tool: Any, ctx: Any = None) -> bool:
         return self._filter.static_visible(tool) is True
+
+
+class _CacheScopeMiddleware:
+    """An MCP SDK server middleware: around each ``tools/list``, a record the
+    transforms write to, then the result's cache fields narrowed by it."""
+
+    __slots__ = ()
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+        if getattr(ctx, "method", None) != "tools/list":
+            return await call_next(ctx)
+        record = _ListRecord()
+        token = _list_record.set(record)
+        try:
+            result = await call_next(ctx)
+        finally:
+            _list_record.reset(token)
+        return record.apply(result) if record.ran else result
+
+    def __repr__(self) -> str:
+        return "toolfilter_fast cache scope"
+
+
+def apply_cache_scope(server: Any) -> Any:
+    """Make ``server``'s ``tools/list`` results carry what its
+    :class:`ToolFilterTransform` s read, and return the server.
+
+    On a 2026-07-28 session every ``tools/list`` result has ``cacheScope``
+    and ``ttlMs``: FastMCP fills them from ``FastMCP(cache_ttl=...,
+    cache_scope=...)``, one value for the whole server (no ``cache_ttl``:
+    ``ttlMs`` 0 and ``cacheScope`` ``"private"``). After this call a list
+    that a transform decided by the caller's ctx, the message or the focus
+    (its selection's ``cache_scope`` is ``"private"``), or that it hid because
+    something failed, is sent as ``"private"`` even where the server says
+    ``"public"``; one that depends on the turn (the focus, or groups that read
+    the message) or that failed is also sent with ``ttlMs`` 0, since a client
+    caches ``tools/list`` under the method alone, not the message in its
+    ``_meta``. The scope is only ever narrowed: other transforms, auth and
+    session visibility can make a list per caller without the transform
+    knowing, so a public selection leaves the server's own scope.
+
+    FastMCP offers no per-request hook for a result's cache fields: its
+    ``tools/list`` handler builds the result itself, and transforms and
+    middleware see tools, not the result. The MCP SDK's server runs a
+    middleware chain around each request and its serialized result
+    (``Server.middleware``, marked provisional in mcp 2.3); this installs one
+    there, reached through the FastMCP server's low-level server
+    (``server._mcp_server``), first in the chain. TypeError if ``server`` has
+    no such chain (another FastMCP or SDK generation). Call it on the server
+    that clients talk to (the parent, when servers are mounted); once is
+    enough, more calls change nothing.
+    """
+    chain = getattr(getattr(server, "_mcp_server", None), "middleware", None)
+    if not isinstance(chain, list):
+        raise TypeError(
+            "apply_cache_scope needs a FastMCP server whose low-level MCP server has a "
+            f"middleware list (FastMCP 4.1/4.2 on mcp 2.3), got {type(server).__name__}"
+        )
+    if not any(isinstance(middleware, _CacheScopeMiddleware) for middleware in chain):
+        chain.insert(0, _CacheScopeMiddleware())
+    return server
