@@ -233,28 +233,31 @@ class FilteredMethod:
     ``get_tools``), then a list filter over what it gave, called with the
     tools and the method's own arguments."""
 
-    __slots__ = ("_apply", "_method", "_owner")
+    __slots__ = ("_apply", "_method", "_name", "_owner", "_shown")
 
-    def __init__(self, owner: Any, method: Callable[..., Any],
-                 apply: Callable[..., list[Any]]) -> None:
-        self._owner, self._method, self._apply = owner, method, apply
+    def __init__(self, owner: Any, name: str, method: Callable[..., Any],
+                 apply: Callable[..., list[Any]], shown: Any) -> None:
+        self._owner, self._name, self._method = owner, name, method
+        self._apply, self._shown = apply, shown
 
     async def __call__(self, *args: Any, **kwargs: Any) -> list[Any]:
         tools = await self._method(*args, **kwargs)
         return self._apply(list(tools), *args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<{self._method!r} of {type(self._owner).__name__}, filtered by {self._apply!r}>"
+        return f"<{self._name} of {type(self._owner).__name__} through {self._shown!r}>"
 
 
-def filter_method(owner: Any, name: str, apply: Callable[..., list[Any]], what: str) -> Any:
+def filter_method(owner: Any, name: str, apply: Callable[..., list[Any]], what: str,
+                  shown: Any = None) -> Any:
     """``owner`` with its async method ``name`` replaced, on the instance, by a
-    :class:`FilteredMethod` through ``apply``; TypeError naming ``what`` if it
-    has no such method."""
+    :class:`FilteredMethod` through ``apply`` (``shown`` in its repr, default
+    ``apply``); TypeError naming ``what`` if it has no such method."""
     method = getattr(owner, name, None)
     if not callable(method):
         raise TypeError(f"{what}, got {type(owner).__name__}")
-    setattr(owner, name, FilteredMethod(owner, method, apply))
+    setattr(owner, name, FilteredMethod(owner, name, method, apply,
+                                        apply if shown is None else shown))
     return owner
 
 

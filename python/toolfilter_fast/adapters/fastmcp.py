@@ -52,7 +52,6 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
     ) from err
 
 from .._tool import Tool
-from ..groups import GroupMode
 from ._common import (
     BoundFilter,
     keep_selected,
@@ -274,7 +273,7 @@ class ToolFilterTransform(BoundFilter, Transform):
         if selection is None:
             return True
         reads_message = "groups" in selection.stages and any(
-            group.mode is GroupMode.DYNAMIC for group in self._policy.groups.groups)
+            group.mode == "dynamic" for group in self._policy.groups.groups)
         return "focus" in selection.stages or reads_message
 
     async def list_tools(self, tools: Sequence[Any]) -> Sequence[Any]:

@@ -221,4 +221,4 @@ def filtered_server(
 
     return filter_method(server, "list_tools", apply,
                          "server must be an agents.mcp.MCPServer (with list_tools(run_context, "
-                         "agent) and name)")
+                         "agent) and name)", shown=list_filter)
