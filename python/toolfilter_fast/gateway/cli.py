@@ -18,7 +18,14 @@ from urllib.parse import urlsplit
 from ..config import ConfigError
 from ..policy import Policy
 from .export import FORMATS, ExportError, allowed, render
-from .servers import ServersError, ServerSpec, check_server_id, read_servers, unknown_servers
+from .servers import (
+    ServersError,
+    ServerSpec,
+    check_server_id,
+    parse_server,
+    read_servers,
+    unknown_servers,
+)
 
 __all__ = ["register"]
 
@@ -112,6 +119,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         import fastmcp  # noqa: F401
     except ImportError:
         raise _usage_error(f"serve {_GATEWAY_EXTRA}") from None
+    # Late: serve imports FastMCP, which only the gateway extra installs.
     from . import serve
 
     try:
@@ -166,8 +174,6 @@ def _safe(name: str) -> str:
 
 
 def _cmd_fetch(args: argparse.Namespace) -> int:
-    from .servers import parse_server
-
     command = list(args.command or [])
     if command and command[0] == "--":
         command = command[1:]
@@ -195,10 +201,11 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
     except OSError as err:
         raise _usage_error(f"-o {directory}: {err.strerror or err}") from None
     try:
+        # Late: fetch and serve import FastMCP, which only the gateway extra installs.
         from .fetch import fetch_all
+        from .serve import configure_logging  # (the same)
     except ImportError:
         raise _usage_error(f"fetch {_GATEWAY_EXTRA}") from None
-    from .serve import configure_logging
 
     configure_logging("ERROR")
 
