@@ -20,6 +20,8 @@ from .._tool import Tool, as_mapping
 from ..policy.model import check_max_tools as check_count
 
 __all__ = [
+    "FOCUS_KEY",
+    "MESSAGE_KEY",
     "BoundFilter",
     "CtxFunc",
     "FilteredMethod",
@@ -32,11 +34,16 @@ __all__ = [
     "filter_method",
     "focus_from",
     "is_policy",
+    "itself",
     "keep_selected",
     "keep_visible",
     "logger",
     "mapping_or_none",
     "mcp_tool",
+    "meta_focus",
+    "meta_message",
+    "no_turn",
+    "raising",
     "tool_label",
     "visible_fail_closed",
 ]
@@ -57,6 +64,45 @@ MessageFunc = Callable[[Any], Any]
 FocusFunc = Callable[[Any], Any]
 
 T = TypeVar("T")
+
+#: The request ``_meta`` key of the turn's user message (a ``str``): what the
+#: server-side adapters (FastMCP, the MCP SDK's server) read by default.
+MESSAGE_KEY = "toolfilter-fast/message"
+
+#: The request ``_meta`` key of the focus (``"session:widget[:hover]"`` or a
+#: mapping of ``session_id``, ``focused_id``, ``hover_id``), read by default.
+FOCUS_KEY = "toolfilter-fast/focus"
+
+
+def no_turn(obj: Any) -> None:
+    """The default where a framework's hook has no caller to read: no ``ctx``,
+    no message, no focus."""
+    return None
+
+
+def itself(obj: Any) -> Any:
+    """The default ``ctx`` of the server-side adapters: the request record itself."""
+    return obj
+
+
+def meta_message(request: Any) -> Any:
+    """The default message of a server-side adapter: the request's
+    ``meta["toolfilter-fast/message"]``, or None."""
+    return request.meta.get(MESSAGE_KEY)
+
+
+def meta_focus(request: Any) -> Any:
+    """The default focus of a server-side adapter: the request's
+    ``meta["toolfilter-fast/focus"]``, or None."""
+    return request.meta.get(FOCUS_KEY)
+
+
+def raising(error: Exception) -> Callable[..., Any]:
+    """A function that raises ``error``: a turn that could not be read, handed
+    to the fail-closed guard so that it hides the tools and logs."""
+    def failed(*args: Any) -> Any:
+        raise error
+    return failed
 
 
 def is_policy(rules: Any) -> bool:

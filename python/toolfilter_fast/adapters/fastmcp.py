@@ -53,11 +53,16 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
 
 from .._tool import Tool
 from ._common import (
+    FOCUS_KEY,
+    MESSAGE_KEY,
     BoundFilter,
+    itself,
     keep_selected,
     keep_visible,
     logger,
     mapping_or_none,
+    meta_focus,
+    meta_message,
     visible_fail_closed,
 )
 
@@ -70,13 +75,6 @@ __all__ = [
 ]
 
 _WHERE = "fastmcp"
-
-#: The request ``_meta`` key of the turn's user message (a ``str``), read by default.
-MESSAGE_KEY = "toolfilter-fast/message"
-
-#: The request ``_meta`` key of the focus (``"session:widget[:hover]"`` or a
-#: mapping of ``session_id``, ``focused_id``, ``hover_id``), read by default.
-FOCUS_KEY = "toolfilter-fast/focus"
 
 
 @dataclass(frozen=True)
@@ -123,21 +121,7 @@ def _current_request() -> FastMCPRequest | None:
                           dict(meta) if isinstance(meta, Mapping) else {})
 
 
-def _identity(request: FastMCPRequest) -> FastMCPRequest:
-    return request
-
-
-def meta_message(request: FastMCPRequest) -> Any:
-    """The default message: ``request.meta["toolfilter-fast/message"]``, or None."""
-    return request.meta.get(MESSAGE_KEY)
-
-
-def meta_focus(request: FastMCPRequest) -> Any:
-    """The default focus: ``request.meta["toolfilter-fast/focus"]``, or None."""
-    return request.meta.get(FOCUS_KEY)
-
-
-_DEFAULTS = (_identity, meta_message, meta_focus)
+_DEFAULTS = (itself, meta_message, meta_focus)
 
 
 class _Capture:

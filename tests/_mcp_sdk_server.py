@@ -1,0 +1,170 @@
+"""A small real MCP server written with the ``mcp`` SDK itself, for the adapter tests
+of the frameworks that sit on the SDK's client (LangChain, CrewAI, smolagents,
+LlamaIndex) and of the SDK adapters.
+
+It runs on both SDK generations: ``MCPServer`` in mcp 2.x, ``FastMCP`` in mcp 1.x
+(the generation that langchain-mcp-adapters, CrewAI and smolagents pin). Run as a
+script it serves stdio: ``_mcp_sdk_server.py [name] [lowlevel] [filtered
+MODULE:FACTORY]``; ``lowlevel`` serves the same tools from the SDK's low-level
+``Server``, and with ``filtered`` the server filters itself through
+``toolfilter_fast.adapters.mcp_server.filter_server``, given the arguments that
+``FACTORY()`` returns (both mcp 2.x only). Each tool answers with its own name, so a test can see
+which tool really ran.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+#: The tools this server offers, in the order it lists them (as the policy demo
+#: server of ``_mcp_demo_server.py``: every hint spelled out, and a UI session's
+#: widget tools for the focus lens).
+TOOL_NAMES = (
+    "read_file", "write_file", "delete_repo", "admin_reset",
+    "demo.search.type_text", "demo.search.clear", "demo.submit.click",
+)
+
+SCRIPT = str(Path(__file__).resolve())
+
+
+def sdk_server_class():
+    """The SDK's high-level server class of the installed generation."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:  # mcp 1.x
+        from mcp.server.fastmcp import FastMCP
+
+        return FastMCP
+    return MCPServer
+
+
+def build_server(name: str = "demo", **kwargs):
+    from mcp.types import ToolAnnotations
+
+    server = sdk_server_class()(name, **kwargs)
+
+    def hints(read_only: bool, destructive: bool):
+        return ToolAnnotations(readOnlyHint=read_only, destructiveHint=destructive)
+
+    @server.tool(annotations=hints(True, False))
+    def read_file(path: str) -> str:
+        """Reads a file."""
+        return f"read_file {path}"
+
+    @server.tool(annotations=hints(False, False))
+    def write_file(path: str, text: str = "") -> str:
+        """Writes a file."""
+        return f"write_file {path}"
+
+    @server.tool(annotations=hints(False, True))
+    def delete_repo(repo: str) -> str:
+        """Deletes a repository."""
+        return f"delete_repo {repo}"
+
+    @server.tool(annotations=hints(False, False))
+    def admin_reset() -> str:
+        """Resets everything."""
+        return "admin_reset"
+
+    @server.tool(name="demo.search.type_text", annotations=hints(False, False))
+    def type_text(text: str = "") -> str:
+        """Types into the search box."""
+        return "demo.search.type_text"
+
+    @server.tool(name="demo.search.clear", annotations=hints(False, False))
+    def clear() -> str:
+        """Clears the search box."""
+        return "demo.search.clear"
+
+    @server.tool(name="demo.submit.click", annotations=hints(False, False))
+    def click() -> str:
+        """Clicks the submit button."""
+        return "demo.submit.click"
+
+    return server
+
+
+def build_lowlevel_server(name: str = "demo", **kwargs):
+    """The same tools on the SDK's low-level ``Server`` (mcp 2.x), whose call
+    handler answers a name it has not got with a JSON-RPC error, as the MCP
+    specification's example does."""
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import INVALID_PARAMS, CallToolResult, ListToolsResult, TextContent
+
+    high_level = build_server(name)
+
+    async def list_tools(ctx, params):
+        return ListToolsResult(tools=[tool.model_copy(update={"output_schema": None})
+                                      for tool in await high_level.list_tools()])
+
+    async def call_tool(ctx, params):
+        if params.name not in {tool.name for tool in await high_level.list_tools()}:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        return CallToolResult(content=[TextContent(type="text", text=params.name)])
+
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool, **kwargs)
+
+
+def role_from_meta(request):
+    """A ctx function: the caller's role, sent in the request's ``_meta``."""
+    return {"role": request.meta.get("role")}
+
+
+def demo_policy():
+    """The policy of ``_mcp_demo_server``, ctx the role in ``_meta``."""
+    from _mcp_demo_server import POLICY_CONFIG
+
+    import toolfilter_fast
+
+    return {"tool_filter": toolfilter_fast.Policy.from_config(POLICY_CONFIG),
+            "ctx": role_from_meta}
+
+
+def no_destructive_tools():
+    """A filter: annotations say which tools destroy, and only admins reset."""
+    import toolfilter_fast
+
+    def admin(tool, ctx):
+        return ctx["role"] == "admin"
+
+    rules = toolfilter_fast.compile(
+        exclude=[toolfilter_fast.Annotations(destructiveHint=True)],
+        include=["*/read_*", "*/write_*", "*/demo.*", admin],
+    )
+    return {"tool_filter": rules, "ctx": role_from_meta}
+
+
+def broken_ctx():
+    """A filter whose ctx function raises."""
+    import toolfilter_fast
+
+    def ctx(request):
+        raise LookupError("no user")
+
+    return {"tool_filter": toolfilter_fast.compile(), "ctx": ctx}
+
+
+if __name__ == "__main__":
+    server_name = sys.argv[1] if len(sys.argv) > 1 else "demo"
+    build = build_lowlevel_server if "lowlevel" in sys.argv[2:] else build_server
+    server = build(server_name)
+    if "filtered" in sys.argv[2:]:
+        from toolfilter_fast.adapters.mcp_server import filter_server
+
+        module_name, _, factory = sys.argv[-1].partition(":")
+        filter_server(server, server_id=server_name,
+                      **getattr(importlib.import_module(module_name), factory)())
+    if hasattr(server, "run") and build is build_server:
+        server.run("stdio")
+    else:
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        async def serve():
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+
+        anyio.run(serve)
