@@ -28,7 +28,8 @@ langchain-mcp-adapters' ``load_mcp_tools``) uses in place of the session:
 * every other attribute is the session's.
 
 A session has no turn of its own, so the ``ctx``, ``message`` and ``focus``
-functions get the wrapped session; one view per user (or a ``ctx`` function
+functions get the ``context=`` object given (default the wrapped session); one
+view per user (or a ``ctx`` function
 that reads the current user from your own context variable) makes the list
 per user. Importing this module imports the SDK's types.
 """
@@ -82,7 +83,7 @@ class FilteredSession(BoundFilter):
     """A ``ClientSession`` seen through a filter or a Policy. Build it with
     :func:`filter_session`."""
 
-    __slots__ = ("_session", "_unknown")
+    __slots__ = ("_context", "_session", "_unknown")
 
     DEFAULTS = (no_turn, no_turn, no_turn)
 
@@ -96,6 +97,7 @@ class FilteredSession(BoundFilter):
         message: MessageFunc | None = None,
         focus: FocusFunc | None = None,
         unknown: Callable[[str], Any] | None = None,
+        context: Any = None,
     ) -> None:
         for method in ("list_tools", "call_tool"):
             if not callable(getattr(session, method, None)):
@@ -106,6 +108,7 @@ class FilteredSession(BoundFilter):
                             f"not {type(unknown).__name__}")
         super().__init__(tool_filter, server_id=server_id, ctx=ctx, message=message, focus=focus)
         self._session = session
+        self._context = session if context is None else context
         self._unknown: Callable[[str], Any] = unknown or unknown_tool
 
     @property
@@ -117,7 +120,7 @@ class FilteredSession(BoundFilter):
         return mcp_tool(self._server_id, tool)
 
     def _kept(self, tools: list[Any]) -> list[Any]:
-        return self.keep(self._server_id, tools, self._to_tool, self._session, where=_WHERE)
+        return self.keep(self._server_id, tools, self._to_tool, self._context, where=_WHERE)
 
     async def list_tools(self, *args: Any, **kwargs: Any) -> Any:
         """The session's ``list_tools(...)``, with only the tools the rules keep."""
@@ -169,6 +172,7 @@ def filter_session(
     message: MessageFunc | None = None,
     focus: FocusFunc | None = None,
     unknown: Callable[[str], Any] | None = None,
+    context: Any = None,
 ) -> FilteredSession:
     """A filtered view of ``session`` (an MCP ``ClientSession`` of either SDK
     generation, or anything with its ``list_tools`` and ``call_tool``).
@@ -177,8 +181,8 @@ def filter_session(
       :class:`~toolfilter_fast.Policy` (its budget cuts each page).
     * ``server_id``: the id the patterns see (a session does not know it).
     * ``ctx``, ``message``, ``focus`` (the last two Policy only): functions
-      from the session to the filter's ``ctx``, the turn's message and the
-      focus; default None for each.
+      from ``context`` (default the session) to the filter's ``ctx``, the
+      turn's message and the focus; default None for each.
     * ``unknown``: a function from a refused name to the call's answer
       (return a result, or raise); default :func:`unknown_tool`.
 
@@ -187,4 +191,4 @@ def filter_session(
     page) and logs a warning; a call whose listing raises is refused.
     """
     return FilteredSession(session, tool_filter, server_id=server_id, ctx=ctx, message=message,
-                           focus=focus, unknown=unknown)
+                           focus=focus, unknown=unknown, context=context)
