@@ -48,12 +48,11 @@ from ._common import (
     FocusFunc,
     MessageFunc,
     focus_from,
-    is_policy,
     itself,
     mapping_or_none,
     no_turn,
 )
-from .mcp_client import filter_session
+from .mcp_client import session_for
 
 __all__ = ["LangChainToolFilter", "filter_tools", "get_tools", "load_mcp_tools"]
 
@@ -184,14 +183,7 @@ async def load_mcp_tools(
         load_mcp_tools as load,
     )
 
-    # The arguments checked as filter_tools checks them, before the session is used.
-    LangChainToolFilter(tool_filter, server_id=server_id, ctx=ctx, message=message, focus=focus)
-    ctx_func, message_func, focus_func = ctx or itself, message or no_turn, focus or focus_from
-    turn: dict[str, Any] = {}
-    if is_policy(tool_filter):
-        turn = {"message": lambda view: message_func(context),
-                "focus": lambda view: focus_func(context)}
     # Any: the view stands in for the ClientSession that load_mcp_tools is typed for.
-    view: Any = filter_session(session, tool_filter, server_id=server_id,
-                               ctx=lambda view: ctx_func(context), **turn)
+    view: Any = session_for(session, tool_filter, server_id=server_id, context=context, ctx=ctx,
+                            message=message, focus=focus)
     return list(await load(view, **load_options))

@@ -52,12 +52,15 @@ from ._common import (
     CtxFunc,
     FocusFunc,
     MessageFunc,
+    focus_from,
+    is_policy,
+    itself,
     logger,
     mcp_tool,
     no_turn,
 )
 
-__all__ = ["FilteredSession", "filter_session", "unknown_tool"]
+__all__ = ["FilteredSession", "filter_session", "session_for", "unknown_tool"]
 
 _WHERE = "mcp-client"
 
@@ -133,8 +136,10 @@ class FilteredSession(BoundFilter):
         cursor: Any = None
         try:
             for _ in range(_PAGE_LIMIT):
-                params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
-                page = await self._session.list_tools(params=params)
+                # The first page without arguments: a framework's client (LlamaIndex's
+                # BasicMCPClient) may take none; a later page needs the SDK's params.
+                page = await (self._session.list_tools() if cursor is None else
+                              self._session.list_tools(params=PaginatedRequestParams(cursor=cursor)))
                 if any(tool.name == name for tool in self._kept(list(page.tools))):
                     return True
                 cursor = _next_cursor(page)
@@ -192,3 +197,29 @@ def filter_session(
     """
     return FilteredSession(session, tool_filter, server_id=server_id, ctx=ctx, message=message,
                            focus=focus, unknown=unknown, context=context)
+
+
+def session_for(
+    session: Any,
+    tool_filter: Any,
+    *,
+    server_id: str,
+    context: Any,
+    ctx: CtxFunc | None = None,
+    message: MessageFunc | None = None,
+    focus: FocusFunc | None = None,
+) -> FilteredSession:
+    """A :func:`filter_session` view for a framework adapter whose turn is an
+    object its caller gives (``context``, None included): ``ctx`` default the
+    object itself, ``message`` (Policy only) default None, ``focus`` (Policy
+    only) default ``context["focus"]`` or ``context.focus``."""
+    # The arguments checked as filter_session checks them, before any is wrapped.
+    FilteredSession(session, tool_filter, server_id=server_id, ctx=ctx, message=message,
+                    focus=focus)
+    ctx_func, message_func, focus_func = ctx or itself, message or no_turn, focus or focus_from
+    turn: dict[str, Any] = {}
+    if is_policy(tool_filter):
+        turn = {"message": lambda view: message_func(context),
+                "focus": lambda view: focus_func(context)}
+    return FilteredSession(session, tool_filter, server_id=server_id,
+                           ctx=lambda view: ctx_func(context), **turn)
