@@ -123,18 +123,25 @@ def demo_policy():
             "ctx": role_from_meta}
 
 
-def no_destructive_tools():
-    """A filter: annotations say which tools destroy, and only admins reset."""
+def is_admin(tool, ctx):
+    """A function pattern: the caller's ctx says it is an admin."""
+    return ctx is not None and ctx["role"] == "admin"
+
+
+def role_rules():
+    """A filter: annotations say which tools destroy, and only admins (a ctx of
+    ``{"role": "admin"}``) reset."""
     import toolfilter_fast
 
-    def admin(tool, ctx):
-        return ctx["role"] == "admin"
-
-    rules = toolfilter_fast.compile(
+    return toolfilter_fast.compile(
         exclude=[toolfilter_fast.Annotations(destructiveHint=True)],
-        include=["*/read_*", "*/write_*", "*/demo.*", admin],
+        include=["*/read_*", "*/write_*", "*/demo.*", is_admin],
     )
-    return {"tool_filter": rules, "ctx": role_from_meta}
+
+
+def no_destructive_tools():
+    """:func:`role_rules`, ctx the role in ``_meta``."""
+    return {"tool_filter": role_rules(), "ctx": role_from_meta}
 
 
 def broken_ctx():

@@ -21,7 +21,7 @@ import toolfilter_fast
 pytest.importorskip("langchain_mcp_adapters", reason="needs the langchain extra (CI: the mcp1 venv)")
 
 from _mcp_demo_server import POLICY_CONFIG
-from _mcp_sdk_server import SCRIPT, TOOL_NAMES
+from _mcp_sdk_server import SCRIPT, TOOL_NAMES, is_admin
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_mcp_adapters.client import MultiServerMCPClient
@@ -39,10 +39,7 @@ def client(**options):
     return MultiServerMCPClient(servers, **options)
 
 
-def is_admin(tool, user):
-    return user is not None and user["role"] == "admin"
-
-
+# role_rules, and nothing of the second server.
 RULES = toolfilter_fast.compile(exclude=[toolfilter_fast.Annotations(destructiveHint=True),
                                          "other/*"],
                                 include=["*/read_*", "*/write_*", "*/demo.*", is_admin])

@@ -15,12 +15,10 @@ import sys
 
 import pytest
 
-import toolfilter_fast
-
 pytest.importorskip("llama_index.tools.mcp", reason="needs the llama-index extra")
 
 from _mcp_demo_server import POLICY_CONFIG
-from _mcp_sdk_server import SCRIPT
+from _mcp_sdk_server import SCRIPT, role_rules
 from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
 from llama_index.core.base.llms.types import ToolCallBlock
 from llama_index.core.llms import ChatMessage
@@ -37,12 +35,7 @@ def demo_client():
     return BasicMCPClient(sys.executable, args=[SCRIPT, "demo"])
 
 
-def is_admin(tool, user):
-    return user is not None and user["role"] == "admin"
-
-
-RULES = toolfilter_fast.compile(exclude=[toolfilter_fast.Annotations(destructiveHint=True)],
-                                include=["*/read_*", "*/write_*", "*/demo.*", is_admin])
+RULES = role_rules()
 
 
 def tool_names(spec):

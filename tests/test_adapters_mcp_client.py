@@ -16,12 +16,10 @@ import sys
 import anyio
 import pytest
 
-import toolfilter_fast
-
 pytest.importorskip("mcp", reason="needs the MCP SDK (the mcp or gateway extra)")
 
 from _mcp_demo_server import POLICY_CONFIG
-from _mcp_sdk_server import SCRIPT, TOOL_NAMES
+from _mcp_sdk_server import SCRIPT, TOOL_NAMES, role_rules
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -57,12 +55,7 @@ def dump(result):
     return json.loads(result.model_dump_json(by_alias=True, exclude_none=True))
 
 
-def admin(tool, ctx):
-    return ctx is not None and ctx["role"] == "admin"
-
-
-RULES = toolfilter_fast.compile(exclude=[toolfilter_fast.Annotations(destructiveHint=True)],
-                                include=["*/read_*", "*/write_*", "*/demo.*", admin])
+RULES = role_rules()
 
 
 def test_hidden_tools_are_absent_and_their_calls_answered_as_the_server_answers_unknown_ones():
