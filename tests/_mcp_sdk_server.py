@@ -8,7 +8,7 @@ script it serves stdio: ``_mcp_sdk_server.py [name] [lowlevel] [filtered
 MODULE:FACTORY]``; ``lowlevel`` serves the same tools from the SDK's low-level
 ``Server``, and with ``filtered`` the server filters itself through
 ``toolfilter_fast.adapters.mcp_server.filter_server``, given the arguments that
-``FACTORY()`` returns (both mcp 2.x only). Each tool answers with its own name, so a test can see
+``FACTORY()`` returns. Each tool answers with its own name, so a test can see
 which tool really ran.
 """
 
@@ -29,15 +29,27 @@ TOOL_NAMES = (
 SCRIPT = str(Path(__file__).resolve())
 
 
+def _modern() -> bool:
+    try:
+        import mcp.server.mcpserver  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+#: Whether the installed SDK is 2.x (``MCPServer``, middleware) rather than 1.x.
+MODERN = _modern()
+
+
 def sdk_server_class():
     """The SDK's high-level server class of the installed generation."""
-    try:
+    if MODERN:
         from mcp.server.mcpserver import MCPServer
-    except ImportError:  # mcp 1.x
-        from mcp.server.fastmcp import FastMCP
 
-        return FastMCP
-    return MCPServer
+        return MCPServer
+    from mcp.server.fastmcp import FastMCP
+
+    return FastMCP
 
 
 def build_server(name: str = "demo", **kwargs):
@@ -87,21 +99,44 @@ def build_server(name: str = "demo", **kwargs):
 
 
 def build_lowlevel_server(name: str = "demo", **kwargs):
-    """The same tools on the SDK's low-level ``Server`` (mcp 2.x), whose call
-    handler answers a name it has not got with a JSON-RPC error, as the MCP
-    specification's example does."""
+    """The same tools on the SDK's low-level ``Server``, whose call handler
+    answers a name it has not got with a JSON-RPC error, as the MCP
+    specification's example does. Output schemas are left out (the handler
+    answers text)."""
     from mcp.server.lowlevel import Server
-    from mcp.shared.exceptions import MCPError
     from mcp.types import INVALID_PARAMS, CallToolResult, ListToolsResult, TextContent
 
     high_level = build_server(name)
 
+    async def tools():
+        return [tool.model_copy(update={"output_schema" if MODERN else "outputSchema": None})
+                for tool in await high_level.list_tools()]
+
+    if not MODERN:  # mcp 1.x: handlers by decorator, errors as McpError(ErrorData)
+        from mcp.shared.exceptions import McpError
+        from mcp.types import ErrorData
+
+        server = Server(name, **kwargs)
+
+        @server.list_tools()
+        async def list_v1():
+            return await tools()
+
+        @server.call_tool(validate_input=False)
+        async def call_v1(tool_name, arguments):
+            if tool_name not in {tool.name for tool in await tools()}:
+                raise McpError(ErrorData(code=INVALID_PARAMS, message=f"Unknown tool: {tool_name}"))
+            return [TextContent(type="text", text=tool_name)]
+
+        return server
+
+    from mcp.shared.exceptions import MCPError
+
     async def list_tools(ctx, params):
-        return ListToolsResult(tools=[tool.model_copy(update={"output_schema": None})
-                                      for tool in await high_level.list_tools()])
+        return ListToolsResult(tools=await tools())
 
     async def call_tool(ctx, params):
-        if params.name not in {tool.name for tool in await high_level.list_tools()}:
+        if params.name not in {tool.name for tool in await tools()}:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         return CallToolResult(content=[TextContent(type="text", text=params.name)])
 

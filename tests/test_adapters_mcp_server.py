@@ -1,13 +1,16 @@
-"""The MCP SDK server adapter, against the installed ``mcp`` 2.x.
+"""The MCP SDK server adapter, against the installed ``mcp`` (2.x in the main
+venv, 1.x in the mcp1 venv: CI runs this file in both).
 
-The servers are the SDK's own: ``MCPServer`` and the low-level ``Server`` of
-``_mcp_sdk_server.py``, filtered by ``filter_server``, reached in-process by the
-SDK's ``Client`` and, once, as a real stdio subprocess. The caller's role comes
-in the request's ``_meta``. No model is called.
+The servers are the SDK's own: the high-level one (``MCPServer``, 1.x's
+``FastMCP``) and the low-level ``Server`` of ``_mcp_sdk_server.py``, filtered by
+``filter_server``, reached in-process by the SDK's client and, once, as a real
+stdio subprocess. The caller's role comes in the request's ``_meta``. No model
+is called.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -17,10 +20,11 @@ import pytest
 
 import toolfilter_fast
 
-pytest.importorskip("mcp.server.mcpserver", reason="needs the MCP SDK 2.x (the gateway extra)")
+pytest.importorskip("mcp", reason="needs the MCP SDK (the mcp extra)")
 
 from _mcp_demo_server import POLICY_CONFIG
 from _mcp_sdk_server import (
+    MODERN,
     SCRIPT,
     TOOL_NAMES,
     broken_ctx,
@@ -29,9 +33,10 @@ from _mcp_sdk_server import (
     demo_policy,
     no_destructive_tools,
 )
-from mcp.client.client import Client
-from mcp.client.stdio import StdioServerParameters
-from mcp.shared.exceptions import MCPError
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared import exceptions
+from mcp.types import PaginatedRequestParams
 
 from toolfilter_fast.adapters.mcp_server import (
     MESSAGE_KEY,
@@ -39,6 +44,9 @@ from toolfilter_fast.adapters.mcp_server import (
     ToolFilterMiddleware,
     filter_server,
 )
+
+#: The SDK's JSON-RPC error: MCPError in 2.x, McpError in 1.x.
+SDK_ERROR = getattr(exceptions, "MCPError", None) or exceptions.McpError
 
 BUILDERS = {"high-level": build_server, "low-level": build_lowlevel_server}
 ARGS = {"path": "p", "repo": "r"}
@@ -50,13 +58,43 @@ def served(kind, factory=no_destructive_tools, **extra):
     return filter_server(server, server_id="demo", **arguments)
 
 
-async def answer(client, name, meta):
-    """What a call gives: the result, or the JSON-RPC error, as plain data."""
-    try:
-        result = await client.call_tool(name, dict(ARGS), meta=meta)
-    except MCPError as err:
-        return {"error": err.error.code, "message": err.error.message}
-    return result.model_dump(exclude_none=True)
+class Caller:
+    """One client of either generation: lists and calls with a ``_meta``."""
+
+    def __init__(self, client):
+        self.client = client
+
+    async def list_tools(self, meta):
+        if MODERN:
+            return await self.client.list_tools(meta=meta)
+        return await self.client.list_tools(params=PaginatedRequestParams(_meta=meta))
+
+    async def answer(self, name, meta):
+        """What a call gives: the result, or the JSON-RPC error, as plain data."""
+        try:
+            result = await self.client.call_tool(name, dict(ARGS), meta=meta)
+        except SDK_ERROR as err:
+            return {"error": err.error.code, "message": err.error.message}
+        return result.model_dump(by_alias=True, exclude_none=True)
+
+
+@contextlib.asynccontextmanager
+async def connected(server):
+    """A caller of ``server``: in process, or over stdio for StdioServerParameters."""
+    if MODERN:
+        from mcp.client.client import Client
+
+        async with Client(server) as client:
+            yield Caller(client)
+    elif isinstance(server, StdioServerParameters):
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield Caller(session)
+    else:
+        from mcp.shared.memory import create_connected_server_and_client_session
+
+        async with create_connected_server_and_client_session(server) as session:
+            yield Caller(session)
 
 
 def renamed(data, old, new):
@@ -65,9 +103,9 @@ def renamed(data, old, new):
 
 def listed_and_answers(server, meta, names):
     async def run():
-        async with Client(server) as client:
-            listed = await client.list_tools(meta=meta)
-            return listed, {name: await answer(client, name, meta) for name in names}
+        async with connected(server) as caller:
+            listed = await caller.list_tools(meta)
+            return listed, {name: await caller.answer(name, meta) for name in names}
 
     return anyio.run(run)
 
@@ -84,7 +122,7 @@ def test_a_hidden_tool_is_absent_and_answered_as_an_unknown_one(kind):
         assert answers[hidden] == renamed(unknown, "no_such_tool", hidden)
         assert "toolfilter-fast" not in str(answers[hidden])
     assert "read_file" in str(answers["read_file"])
-    assert "error" not in answers["read_file"] and not answers["read_file"].get("is_error")
+    assert "error" not in answers["read_file"] and not answers["read_file"].get("isError")
 
 
 @pytest.mark.parametrize("kind", BUILDERS)
@@ -139,7 +177,7 @@ def test_the_default_ctx_is_the_request():
     assert isinstance(request, MCPRequest)
     assert request.token is None and dict(request.headers) == {}
     assert request.meta["role"] == "x"
-    assert request.context.method == "tools/list"
+    assert request.context is not None
 
 
 def test_a_policy_reads_its_message_from_meta(impl):
@@ -154,8 +192,8 @@ def test_a_policy_reads_its_message_from_meta(impl):
     asked, asked_answer = listed({MESSAGE_KEY: "please reset it"})
     assert "admin_reset" not in quiet and len(quiet) == 4
     assert "admin_reset" in asked and len(asked) == 4          # the budget still cuts
-    assert quiet_answer.get("is_error") and "Unknown tool" in str(quiet_answer)
-    assert not asked_answer.get("is_error")
+    assert quiet_answer.get("isError") and "Unknown tool" in str(quiet_answer)
+    assert not asked_answer.get("isError")
 
 
 def test_a_policy_budget_hides_the_tools_it_cut():
@@ -167,6 +205,7 @@ def test_a_policy_budget_hides_the_tools_it_cut():
                                                    "demo.submit.click")
 
 
+@pytest.mark.skipif(not MODERN, reason="cacheScope is a 2026-07-28 field: mcp 1.x has none")
 def test_a_list_that_read_the_caller_is_private():
     listed, _ = listed_and_answers(served("high-level"), {"role": "user"}, [])
     assert listed.cache_scope == "private"
@@ -197,9 +236,24 @@ def test_bad_arguments_are_type_errors(call, message):
         call()
 
 
+@pytest.mark.skipif(not MODERN, reason="mcp 1.x servers have no middleware chain")
 def test_filter_server_appends_to_the_chain_and_returns_the_server():
     server = build_server()
     before = list(server.middleware)
     assert filter_server(server, toolfilter_fast.compile(), server_id="demo") is server
     assert server.middleware[:-1] == before
     assert isinstance(server.middleware[-1], ToolFilterMiddleware)
+
+
+@pytest.mark.skipif(MODERN, reason="mcp 2.x servers take a middleware instead")
+def test_a_1x_server_gets_its_tool_handlers_wrapped():
+    from mcp import types
+    from mcp.server.lowlevel import Server
+
+    server = build_lowlevel_server()
+    before = dict(server.request_handlers)
+    assert filter_server(server, toolfilter_fast.compile(), server_id="demo") is server
+    for request in (types.ListToolsRequest, types.CallToolRequest):
+        assert server.request_handlers[request] is not before[request]
+    with pytest.raises(TypeError, match="before filter_server"):
+        filter_server(Server("bare"), toolfilter_fast.compile(), server_id="demo")

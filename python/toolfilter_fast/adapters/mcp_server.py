@@ -38,17 +38,17 @@ Importing this module imports the SDK; ``import toolfilter_fast`` does not.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 try:
     from mcp.server.auth.middleware.auth_context import get_access_token
-    from mcp.shared.exceptions import MCPError
+    from mcp.shared import exceptions as _exceptions
 except ImportError as err:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "toolfilter_fast.adapters.mcp_server needs the MCP SDK 2.x: "
-        "pip install 'toolfilter_fast[mcp]'"
+        "toolfilter_fast.adapters.mcp_server needs the MCP SDK: pip install 'toolfilter_fast[mcp]'"
     ) from err
 
 from .._tool import Tool
@@ -78,6 +78,11 @@ __all__ = [
 ]
 
 _WHERE = "mcp-server"
+
+#: The SDK's JSON-RPC error exception: ``MCPError(code, message, data)`` in 2.x,
+#: ``McpError(ErrorData)`` in 1.x.
+_MODERN_ERROR: Any = getattr(_exceptions, "MCPError", None)
+_SDK_ERROR: Any = _MODERN_ERROR or getattr(_exceptions, "McpError")  # noqa: B009
 
 #: The name a hidden tool's call is passed on under: one the server has not got.
 _STAND_IN = "toolfilter-fast/hidden-tool"
@@ -114,15 +119,18 @@ def _params(ctx: Any) -> Mapping[str, Any]:
     return params if isinstance(params, Mapping) else {}
 
 
-def request_of(ctx: Any) -> MCPRequest:
-    """The :class:`MCPRequest` of the SDK's ``ServerRequestContext``."""
-    raw_headers = getattr(ctx.request, "headers", None)
-    headers = {} if raw_headers is None else {
+def _headers(raw_headers: Any) -> dict[str, str]:
+    """An HTTP request's headers, names lower-case, less the credentials."""
+    return {} if raw_headers is None else {
         name.lower(): value for name, value in raw_headers.items()
         if name.lower() not in _SECRET_HEADERS
     }
+
+
+def request_of(ctx: Any) -> MCPRequest:
+    """The :class:`MCPRequest` of the SDK's (2.x) ``ServerRequestContext``."""
     meta = _params(ctx).get("_meta")
-    return MCPRequest(get_access_token(), headers, ctx,
+    return MCPRequest(get_access_token(), _headers(getattr(ctx.request, "headers", None)), ctx,
                       dict(meta) if isinstance(meta, Mapping) else {})
 
 
@@ -136,6 +144,23 @@ def _renamed(value: Any, old: str, new: str) -> Any:
     if isinstance(value, list):
         return [_renamed(item, old, new) for item in value]
     return value
+
+
+def _renamed_error(err: Any, old: str, new: str) -> Exception:
+    """The SDK's JSON-RPC error ``err`` with ``old`` put back as ``new``."""
+    error = err.error
+    message, data = _renamed(error.message, old, new), _renamed(error.data, old, new)
+    if _MODERN_ERROR is not None:
+        return _SDK_ERROR(error.code, message, data)  # type: ignore[no-any-return]
+    return _SDK_ERROR(error.model_copy(update={"message": message, "data": data}))  # type: ignore[no-any-return]
+
+
+def _cursor_of(page: Any) -> Any:
+    """A ``tools/list`` page's next cursor: wire form, or either generation's model."""
+    if isinstance(page, Mapping):
+        return page.get("nextCursor")
+    fields = getattr(type(page), "model_fields", {})
+    return getattr(page, "next_cursor" if "next_cursor" in fields else "nextCursor", None)
 
 
 def _tools_of(result: Any) -> list[Any]:
@@ -252,26 +277,24 @@ class ToolFilterMiddleware(BoundFilter):
             return await self._call(ctx, call_next)
         return await call_next(ctx)
 
-    async def _listing(self, ctx: Any, call_next: Next) -> tuple[set[str], set[str]] | None:
-        """The names the server lists for the call's request, and the names
-        this middleware keeps of them, every page; None when listing raised."""
-        meta = _params(ctx).get("_meta")
-        list_params: dict[str, Any] = {} if meta is None else {"_meta": meta}
+    async def _listing(self, page: Callable[[Any], Awaitable[Any]],
+                       ctx: Any) -> tuple[set[str], set[str]] | None:
+        """The names the server lists for the call's request ``ctx``, and the
+        names this middleware keeps of them, every page (``page(cursor)`` lists
+        one); None when listing raised."""
         names: set[str] = set()
         kept_names: set[str] = set()
+        cursor: Any = None
         try:
             for _ in range(_PAGE_LIMIT):
-                page = await call_next(dataclasses.replace(ctx, method="tools/list",
-                                                           params=dict(list_params)))
-                tools = _tools_of(page)
+                listed = await page(cursor)
+                tools = _tools_of(listed)
                 names.update(self._to_tool(tool).name for tool in tools)
                 kept, _, _ = self._kept(tools, ctx)
                 kept_names.update(self._to_tool(tool).name for tool in kept)
-                cursor = page.get("nextCursor") if isinstance(page, Mapping) \
-                    else getattr(page, "next_cursor", None)
+                cursor = _cursor_of(listed)
                 if not cursor:
                     return names, kept_names
-                list_params["cursor"] = cursor
             raise RuntimeError(f"tools/list gave more than {_PAGE_LIMIT} pages")
         except Exception:
             logger.warning("toolfilter_fast %s adapter: a call of server %r refused because "
@@ -279,30 +302,113 @@ class ToolFilterMiddleware(BoundFilter):
                            exc_info=True)
             return None
 
+    async def _stand_in(self, name: str, page: Callable[[Any], Awaitable[Any]],
+                        ctx: Any) -> str | None:
+        """None to let the call of ``name`` through; else the name, one the
+        server has not got, to pass the call on under."""
+        listing = await self._listing(page, ctx)
+        if listing is None:
+            return _STAND_IN
+        names, kept_names = listing
+        if name in kept_names or name not in names:
+            return None
+        stand_in = _STAND_IN
+        while stand_in in names:
+            stand_in += "_"
+        return stand_in
+
     async def _call(self, ctx: Any, call_next: Next) -> Any:
         params = _params(ctx)
         name = params.get("name")
         if not isinstance(name, str):
             return await call_next(ctx)  # the SDK rejects the request itself
-        listing = await self._listing(ctx, call_next)
-        if listing is not None:
-            names, kept_names = listing
-            if name in kept_names or name not in names:
-                return await call_next(ctx)
-            stand_in = _STAND_IN
-            while stand_in in names:
-                stand_in += "_"
-        else:
-            stand_in = _STAND_IN
+        meta = params.get("_meta")
+
+        async def page(cursor: Any) -> Any:
+            list_params: dict[str, Any] = {} if meta is None else {"_meta": meta}
+            if cursor:
+                list_params["cursor"] = cursor
+            return await call_next(dataclasses.replace(ctx, method="tools/list",
+                                                       params=list_params))
+
+        stand_in = await self._stand_in(name, page, ctx)
+        if stand_in is None:
+            return await call_next(ctx)
         try:
             result = await call_next(dataclasses.replace(ctx, params={**params, "name": stand_in}))
-        except MCPError as err:
-            data = _renamed(err.error.data, stand_in, name)
-            raise MCPError(err.error.code, _renamed(err.error.message, stand_in, name),
-                           data) from None
+        except _SDK_ERROR as err:
+            raise _renamed_error(err, stand_in, name) from None
         if isinstance(result, Mapping):
             return _renamed(result, stand_in, name)
         return result
+
+
+class _HandlerFilter(ToolFilterMiddleware):
+    """The same rules around a 1.x server's ``tools/list`` and ``tools/call``
+    handlers, which get the typed request; the request context is the SDK's
+    ``request_ctx``."""
+
+    __slots__ = ()
+
+    def _turn_context(self, request: Any) -> tuple[MCPRequest | None, Exception | None]:
+        try:
+            # 1.x only (mypy sees 2.x): the context variable of the request in flight.
+            lowlevel_server: Any = importlib.import_module("mcp.server.lowlevel.server")
+            context = lowlevel_server.request_ctx.get()
+            meta = request.params.meta if request.params is not None else None
+            raw_headers = getattr(context.request, "headers", None)
+            return MCPRequest(get_access_token(), _headers(raw_headers), context,
+                              {} if meta is None else meta.model_dump(exclude_none=True)), None
+        except Exception as err:
+            return None, err
+
+    def install(self, lowlevel: Any) -> None:
+        """Wraps the server's ``tools/list`` and ``tools/call`` handlers."""
+        # 1.x's request and result types, which the handlers take (mypy sees 2.x's).
+        types: Any = importlib.import_module("mcp.types")
+
+        handlers = lowlevel.request_handlers
+        list_handler = handlers.get(types.ListToolsRequest)
+        call_handler = handlers.get(types.CallToolRequest)
+        if list_handler is None or call_handler is None:
+            raise TypeError("the server has no tools/list or tools/call handler yet: register "
+                            "them (@server.list_tools(), @server.call_tool()) before filter_server")
+
+        async def list_tools(request: Any) -> Any:
+            result = await list_handler(request)
+            try:
+                tools = _tools_of(result.root)
+            except Exception:
+                logger.warning("toolfilter_fast %s adapter: every tool of server %r hidden "
+                               "because the tools/list result could not be read", _WHERE,
+                               self._server_id, exc_info=True)
+                return types.ServerResult(types.ListToolsResult(tools=[]))
+            kept, _, _ = self._kept(tools, request)
+            return types.ServerResult(result.root.model_copy(update={"tools": kept}))
+
+        async def call_tool(request: Any) -> Any:
+            name = request.params.name
+
+            async def page(cursor: Any) -> Any:
+                params = types.PaginatedRequestParams(cursor=cursor, _meta=request.params.meta)
+                listed = await list_handler(types.ListToolsRequest(method="tools/list",
+                                                                   params=params))
+                return listed.root
+
+            stand_in = await self._stand_in(name, page, request)
+            if stand_in is None:
+                return await call_handler(request)
+            params = request.params.model_copy(update={"name": stand_in})
+            try:
+                result = await call_handler(request.model_copy(update={"params": params}))
+            except _SDK_ERROR as err:
+                raise _renamed_error(err, stand_in, name) from None
+            answer = result.root
+            wire = _renamed(answer.model_dump(by_alias=True, exclude_none=True), stand_in, name)
+            return types.ServerResult(type(answer).model_validate(wire))
+
+        handlers[types.ListToolsRequest] = list_tools
+        handlers[types.CallToolRequest] = call_tool
 
 
 def filter_server(
@@ -314,10 +420,18 @@ def filter_server(
     message: MessageFunc | None = None,
     focus: FocusFunc | None = None,
 ) -> Any:
-    """``server`` (an ``MCPServer`` or a low-level ``mcp.server.lowlevel.Server``)
-    with a :class:`ToolFilterMiddleware` appended to its middleware chain, so it
-    runs inside the SDK's own middleware and any added before it; returns the
-    server.
+    """``server`` with the rules around its ``tools/list`` and ``tools/call``;
+    returns the server.
+
+    * mcp 2.x (``MCPServer``, or a low-level ``mcp.server.lowlevel.Server``): a
+      :class:`ToolFilterMiddleware` appended to its middleware chain, so it
+      runs inside the SDK's own middleware and any added before it.
+    * mcp 1.x (``mcp.server.fastmcp.FastMCP``, or a low-level ``Server``),
+      which has no middleware: the same decisions wrap the low-level server's
+      ``tools/list`` and ``tools/call`` handlers in ``request_handlers``. A
+      ``FastMCP`` is reached through its low-level server, the private
+      attribute ``_mcp_server`` (TypeError if it is not there); a low-level
+      server must have its tool handlers registered first.
 
     * ``tool_filter``: a :class:`~toolfilter_fast.ToolFilter` or a
       :class:`~toolfilter_fast.Policy`.
@@ -328,15 +442,18 @@ def filter_server(
       :class:`MCPRequest` to the turn's message and focus; default the
       request's ``_meta`` keys :data:`MESSAGE_KEY` and :data:`FOCUS_KEY`.
 
-    TypeError at once for a wrong argument or a server without a middleware list.
+    TypeError at once for a wrong argument or a server of neither kind.
     """
-    middleware = ToolFilterMiddleware(tool_filter, server_id=server_id, ctx=ctx,
-                                      message=message, focus=focus)
     chain = getattr(server, "middleware", None)
-    if not isinstance(chain, list):
-        raise TypeError("server must be an MCP SDK 2.x server (MCPServer or "
-                        "mcp.server.lowlevel.Server, with a middleware list), got "
-                        f"{type(server).__name__}")
-    chain.append(middleware)
+    if isinstance(chain, list):
+        chain.append(ToolFilterMiddleware(tool_filter, server_id=server_id, ctx=ctx,
+                                          message=message, focus=focus))
+        return server
+    lowlevel = getattr(server, "_mcp_server", server)
+    if not isinstance(getattr(lowlevel, "request_handlers", None), dict):
+        raise TypeError("server must be an MCP SDK server (2.x: MCPServer or "
+                        "mcp.server.lowlevel.Server, with a middleware list; 1.x: FastMCP or "
+                        f"a low-level Server, with request handlers), got {type(server).__name__}")
+    _HandlerFilter(tool_filter, server_id=server_id, ctx=ctx, message=message,
+                   focus=focus).install(lowlevel)
     return server
-
