@@ -1,4 +1,5 @@
-"""The MCP SDK (``mcp`` 2.x), server side: a ToolFilter or a Policy as a server middleware.
+"""The MCP SDK, server side: a ToolFilter or a Policy as a server middleware (mcp 2.x),
+or around the tool handlers (mcp 1.x).
 
 ::
 
@@ -31,6 +32,11 @@ sits there:
   a low-level server: whatever its handler answers), in that request's wire
   envelope, and the answer comes back with the hidden tool's name in place of
   the stand-in. The hidden tool's code never runs.
+
+The SDK 1.x has no middleware chain; there :func:`filter_server` wraps the
+low-level server's ``tools/list`` and ``tools/call`` handlers
+(``request_handlers``, reached through the private ``_mcp_server`` of a 1.x
+``FastMCP``) with the same decisions.
 
 Importing this module imports the SDK; ``import toolfilter_fast`` does not.
 """
