@@ -22,12 +22,15 @@ def main() -> int:
     parser.add_argument("--counts", default="10,100,1000,10000")
     parser.add_argument("--write", action="store_true", help="write benches/RESULTS.md")
     parser.add_argument("--filter-only", action="store_true",
-                        help="skip the tool-group and focus-lens tables")
+                        help="skip the tool-group, focus-lens and Dask tables")
+    parser.add_argument("--no-layouts", action="store_true",
+                        help="skip the 5,000-server catalogs of every layout")
     args = parser.parse_args()
     machine = _bench.machine()
     rows, notes = _bench.run(
         [int(x) for x in args.sizes.split(",")], [int(x) for x in args.counts.split(",")],
         say=lambda s: print(f"... {s}", file=sys.stderr, flush=True),
+        layouts=not args.no_layouts,
     )
     table = _bench.render(rows, notes)
     here = pathlib.Path(__file__).parent
@@ -35,6 +38,8 @@ def main() -> int:
         ("Tool groups (`python benches/bench_groups.py standard`)", "bench_groups.py", ["standard"]),
         ("Focus lens (`python benches/bench_focus.py`: paired runs, fast and reference alternating)",
          "bench_focus.py", []),
+        ("Dask recipe (`python benches/bench_dask.py`: a local cluster of process workers)",
+         "bench_dask.py", []),
     ):
         if args.filter_only:
             break
@@ -50,7 +55,13 @@ def main() -> int:
         " each comparison times the fast path and its baseline in turn, round after round"
         " (medians of 3 to 9 rounds), so the fast column differs a little from row to row."
         " Slow baselines run on a prefix sample of the catalog. On this shared VM the same"
-        " ratio moves by up to a third between runs.\n\n"
+        " ratio moves by up to a third between runs, and a row with 2 threads needs the"
+        " second core free. The last column says whether this run met the row's target."
+        " The rows named `of 5,000 servers` run on catalogs of 5,000 servers of 200 tools"
+        " (`_workload.catalog(n, servers=5000, layout=..., interleaved=...)`): `in-order`"
+        " is made in list order while a JSON listing is parsed, as a loader makes it;"
+        " `shuffled` has each server's names made out of list order; `interleaved` mixes"
+        " the servers, so that a block of 8,192 tools holds thousands of them.\n\n"
         f"{table}\n"
     )
     print(text)
