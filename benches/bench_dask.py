@@ -22,7 +22,7 @@ def _catalog(rows: int, parts: int, folder: Path) -> tuple[list[str], object]:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from toolfilter_fast import _workload
+    from toolfilter_fast.bench import workload as _workload
 
     base = _workload.catalog(1_000_000, servers=5_000, layout="in-order")
     servers = pa.array([t.server_id for t in base])
@@ -50,7 +50,8 @@ def main() -> int:
     import distributed
     import pyarrow.parquet as pq
 
-    from toolfilter_fast import ToolFilter, _workload
+    from toolfilter_fast import ToolFilter
+    from toolfilter_fast.bench import workload as _workload
     from toolfilter_fast.dask_recipe import count_visible
 
     with tempfile.TemporaryDirectory() as folder:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolfilter_fast import ToolFilter, _bench, _workload, reference
+from toolfilter_fast import ToolFilter, reference
+from toolfilter_fast.bench import runner as _bench
+from toolfilter_fast.bench import workload as _workload
 
 PATTERNS = 1_000
 

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from toolfilter_fast import _workload
+from toolfilter_fast.bench import workload as _workload
 
 SIZES = [int(s) for s in os.environ.get("TOOLFILTER_BENCH_SIZES", "10000").split(",")]
 

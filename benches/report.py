@@ -13,7 +13,7 @@ import pathlib
 import subprocess
 import sys
 
-from toolfilter_fast import _bench
+from toolfilter_fast.bench import runner as _bench
 
 
 def main() -> int:
@@ -40,6 +40,8 @@ def main() -> int:
          "bench_focus.py", []),
         ("Dask recipe (`python benches/bench_dask.py`: a local cluster of process workers)",
          "bench_dask.py", []),
+        ("Annotation patterns and the Policy (`python benches/bench_policy.py`)",
+         "bench_policy.py", []),
     ):
         if args.filter_only:
             break

@@ -72,7 +72,7 @@ def test_arrow_mask_equals_the_columns_mask(include, exclude, rows, server_layou
 
 
 def test_a_big_catalog_on_every_core_equals_the_tools_mask():
-    from toolfilter_fast import _workload
+    from toolfilter_fast.bench import workload as _workload
 
     tools = _workload.catalog(50_000, servers=2_000, interleaved=True)
     include = _workload.patterns(200, "include", tools)

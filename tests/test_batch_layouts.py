@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 import toolfilter_fast
-from toolfilter_fast import Tool, _workload, reference
+from toolfilter_fast import Tool, reference
+from toolfilter_fast.bench import workload as _workload
 
 FILTERS = {
     "no patterns": ([], []),

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolfilter_fast import ToolFilter, _bench, _workload
+from toolfilter_fast import ToolFilter
+from toolfilter_fast.bench import runner as _bench
+from toolfilter_fast.bench import workload as _workload
 
 
 def test_a_row_says_whether_it_met_its_target():

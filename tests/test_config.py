@@ -24,12 +24,12 @@ TOML = """\
 include = [
     "github/*",
     {server = "db", regex = "^select_"},
-    {callable = "toolfilter_fast._demo:on_call"},
+    {callable = "toolfilter_fast.cli.demo:on_call"},
 ]
 exclude = [
     "*/delete_*",
     {regex = "^drop_", flags = "i"},
-    {callable = "toolfilter_fast._demo:merge_needs_admin"},
+    {callable = "toolfilter_fast.cli.demo:merge_needs_admin"},
 ]
 
 [[tool_filter_groups]]
@@ -56,7 +56,7 @@ def write(tmp_path, name, text):
 def test_toml_file_builds_the_filter_and_sections(tmp_path):
     path = write(tmp_path, "filters.toml", TOML)
     f = ToolFilter.from_file(path)
-    from toolfilter_fast import _demo
+    from toolfilter_fast.cli import demo as _demo
 
     assert f.include[:1] == ("github/*",)
     server, regex = f.include[1]
@@ -146,8 +146,8 @@ def test_config_error_is_a_pattern_error_and_value_error():
     ({"exclude": [{"regex": "a", "flags": "iq"}]}, "exclude", 0, "unknown regex flag 'q'"),
     ({"exclude": [{"regex": "a", "flag": "i"}]}, "exclude", 0, "unknown key 'flag'"),
     ({"exclude": [{"regex": 5}]}, "exclude", 0, "'regex' must be a string, not integer"),
-    ({"exclude": [{"server": "a"}]}, "exclude", 0, "needs a 'regex' or a 'callable' key"),
-    ({"exclude": [{"regex": "a", "callable": "m:f"}]}, "exclude", 0, "not both"),
+    ({"exclude": [{"server": "a"}]}, "exclude", 0, "needs a 'regex', 'callable', 'annotations' or 'cel' key"),
+    ({"exclude": [{"regex": "a", "callable": "m:f"}]}, "exclude", 0, "not 'regex' and 'callable'"),
     ({"exclude": [{"callable": "m:f", "x": 1}]}, "exclude", 0, "unknown key 'x'"),
     ({"exclude": [{"callable": "no_colon"}]}, "exclude", 0, "package.module:function"),
     ({"exclude": [{"callable": 3}]}, "exclude", 0, "must be a string"),

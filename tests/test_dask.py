@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import toolfilter_fast
-from toolfilter_fast import _workload
+from toolfilter_fast.bench import workload as _workload
 
 pa = pytest.importorskip("pyarrow", reason="the arrow extra (pyarrow) is not installed")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow was built without Parquet")

@@ -10,7 +10,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from toolfilter_fast import Decision, PatternError, Tool, ToolFilter, reference
-from toolfilter_fast.explain import STEPS, Explainer, describe_pattern, explain
+from toolfilter_fast.filter.explain import STEPS, Explainer, describe_pattern, explain
 
 
 def raises_value_error(tool, ctx):
@@ -132,7 +132,8 @@ def test_to_dict_is_json_and_stable():
         d = f.explain(tool)
         doc = json.loads(json.dumps(d.to_dict()))
         assert set(doc) == {"server_id", "name", "visible", "static_visible", "step", "reason",
-                            "pattern", "matched_on", "calls", "folded", "near_miss"}
+                            "pattern", "matched_on", "calls", "folded", "near_miss", "hints",
+                            "trusted", "effective_hints", "detail"}
         assert doc["visible"] is d.visible and doc["step"] in STEPS
     doc = f.explain(Tool("fs", "y")).to_dict()
     assert doc["calls"][0]["error_type"] == "ValueError"
@@ -321,7 +322,7 @@ def test_first_match_across_blocks(strings, regexes, tool_list, as_exclude):
 
 
 def test_agrees_with_visible_on_the_standard_workload():
-    from toolfilter_fast import _workload
+    from toolfilter_fast.bench import workload as _workload
 
     tools = _workload.catalog(3_000)
     dynamic = _workload.dynamic_patterns()

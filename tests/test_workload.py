@@ -10,7 +10,7 @@ import sys
 
 _DIGEST = """
 import hashlib
-from toolfilter_fast import _workload
+from toolfilter_fast.bench import workload as _workload
 tools = _workload.catalog(5_000)
 text = repr([(t.server_id, t.name) for t in tools])
 text += repr([p if isinstance(p, str) else (p[0], p[1].pattern)

@@ -9,23 +9,30 @@ from __future__ import annotations
 from ._core import fold_loose, fold_lower, glob_match
 from ._errors import PatternError, ToolNotFoundError
 from ._tool import Tool
-from .catalog import ToolCatalog
+from ._version import __version__ as __version__
 from .config import ConfigError
-from .explain import Decision
-from .filter import ToolFilter, compile
-from .focus import FocusLens
+from .filter import Decision, ToolCatalog, ToolFilter, compile
+from .filter.entries import Annotations, Cel
+from .focus import FocusLens, ToolRegistry
 from .groups import GroupConfigError, GroupConfigWarning, GroupFilter, GroupMode, ToolFilterGroup
-from .registry import ToolRegistry
+from .policy import Dropped, Focus, Policy, PolicyDecision, Selection
 
 __all__ = [
+    "Annotations",
+    "Cel",
     "ConfigError",
     "Decision",
+    "Dropped",
+    "Focus",
     "FocusLens",
     "GroupConfigError",
     "GroupConfigWarning",
     "GroupFilter",
     "GroupMode",
     "PatternError",
+    "Policy",
+    "PolicyDecision",
+    "Selection",
     "Tool",
     "ToolCatalog",
     "ToolFilter",
@@ -37,5 +44,3 @@ __all__ = [
     "fold_lower",
     "glob_match",
 ]
-
-__version__ = "0.1.0"

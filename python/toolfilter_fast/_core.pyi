@@ -51,21 +51,30 @@ class StaticBuild:
     def others(self, option: str) -> list[int]:
         """The places of the entries of ``"include"`` or ``"exclude"`` that are neither
         ``str`` nor plain regex entries: the caller's to judge."""
+    def abandon(self) -> None:
+        """Gives the build up: the helper thread skips a compile it has not begun."""
     def finish(
         self, include_regex_servers: Sequence[str], exclude_regex_servers: Sequence[str],
         include_open: bool,
+        include_hints: Sequence[tuple[Sequence[bool | None], Sequence[str]]] = ...,
+        exclude_hints: Sequence[tuple[Sequence[bool | None], Sequence[str]]] = ...,
     ) -> StaticFilter:
         """The compiled filter; ValueError((option, index, reason)) on a bad pattern
-        (include's first), ``index`` being its place in the option. Once only."""
+        (include's first), ``index`` being its place in the option. Once only.
+        ``*_hints``: the annotation patterns, ``(want, trusted)`` each."""
 
 class StaticFilter:
     """The static part of a ToolFilter (from ``StaticBuild.finish``)."""
 
-    def flags(self, server_id: str, name: str) -> int: ...
-    def outcome(self, server_id: str, name: str) -> int: ...
+    @property
+    def uses_hints(self) -> bool:
+        """Whether the filter has annotation patterns."""
+    def flags(self, server_id: str, name: str, hints: int = 0) -> int: ...
+    def outcome(self, server_id: str, name: str, hints: int = 0) -> int: ...
     def select_tools(
         self, tools: list[object], mode: str, judge: Callable[[object], bool] | None = None,
         recheck: bool = False, threads: int | None = None,
+        hints_of: Callable[[object], int] | None = None,
     ) -> list[object]: ...
     def select_pairs(
         self, pairs: list[tuple[str, str]], mode: str,
@@ -85,6 +94,23 @@ def static_mask_arrow(
 
 def arrow_count_slashes(names: object) -> int:
     """How many names hold a ``/``: one ``memchr`` pass over the column, for benchmarks."""
+
+# --- expression patterns and hints ---------------------------------------------
+
+HINTS: tuple[str, str, str, str]
+
+def effective_hints(raw: int, trusted: bool) -> int:
+    """The four effective hint bits of a raw hint byte (all defaults when untrusted)."""
+
+class CelProgram:
+    """A compiled CEL expression; ValueError with the parser's words when it is not one."""
+
+    def __init__(self, source: str) -> None: ...
+    @property
+    def reads_ctx(self) -> bool:
+        """Whether the expression reads ``ctx`` (a dynamic pattern)."""
+    def evaluate(self, tool: object, ctx: object) -> tuple[bool | None, str | None]:
+        """``(verdict, None)``, or ``(None, why)`` when there is no bool verdict."""
 
 # --- tool groups ---------------------------------------------------------------
 

@@ -19,6 +19,9 @@ A config file is a table (TOML) or an object (JSON)::
     mode = "focused"
     max_tools = 15
 
+    [budget]
+    max_tools = 40
+
 ``include`` and ``exclude`` may also stand at the top level instead of under
 ``[filter]`` (not both). A pattern entry is one of:
 
@@ -28,6 +31,12 @@ A config file is a table (TOML) or an object (JSON)::
   tool name; ``server`` defaults to ``"*"``, ``flags`` (default none) are
   letters of ``a`` (ASCII), ``i`` (ignore case), ``m`` (multi-line), ``s``
   (dot matches newline), ``x`` (verbose);
+* ``{annotations = {readOnlyHint = true}, trusted = ["github"]}``: an
+  annotation pattern (:class:`~toolfilter_fast.Annotations`): the tool's
+  effective MCP hints must equal each one given; ``trusted`` (default
+  ``["*"]``) names the servers whose hints are believed;
+* ``{cel = "tool.annotations.readOnlyHint", trusted = [...]}``: an expression
+  pattern in the Common Expression Language (:class:`~toolfilter_fast.Cel`);
 * ``{callable = "package.module:function"}``: a function pattern
   ``fn(tool, ctx) -> bool``, imported when the file is loaded (a dotted name
   after the colon reaches an attribute: ``"pkg.mod:Policy.check"``). The
@@ -60,13 +69,15 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import PatternError
-from ._focus_common import MODES as FOCUS_LENS_MODES
-from ._focus_common import check_id as check_focus_id
-from ._group_model import GroupConfigError, _group_from_mapping
-from ._group_model import _Where as _GroupWhere
+from ._tool import HINTS
 from .filter import ToolFilter
+from .filter.entries import Annotations, Cel
 from .focus import FocusLens
+from .focus.common import MODES as FOCUS_LENS_MODES
+from .focus.common import check_id as check_focus_id
 from .groups import GroupFilter, ToolFilterGroup
+from .groups.model import GroupConfigError, GroupFilterBase, _group_from_mapping
+from .groups.model import _Where as _GroupWhere
 
 try:
     import tomllib
@@ -85,7 +96,8 @@ __all__ = [
     "read_file",
 ]
 
-TOP_LEVEL_KEYS = ("filter", "include", "exclude", "tool_filter_groups", "focus_lens")
+TOP_LEVEL_KEYS = ("filter", "include", "exclude", "tool_filter_groups", "focus_lens", "budget")
+BUDGET_KEYS = ("max_tools",)
 FILTER_KEYS = ("include", "exclude")
 FOCUS_LENS_KEYS = ("mode", "max_tools", "session_id", "focused_id", "hover_id")
 _FLAGS = {"a": re.ASCII, "i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
@@ -187,6 +199,51 @@ def _import_callable(where: _Where, option: str, index: int, entry: Any, spec: A
     return target
 
 
+#: The keys that make a pattern table one kind or another: exactly one of them.
+_KINDS = ("regex", "callable", "annotations", "cel")
+
+
+def _trusted(where: _Where, option: str, index: int, entry: dict[str, Any]) -> list[str]:
+    trusted = entry.get("trusted", ["*"])
+    if not isinstance(trusted, list):
+        raise where.error(option, f"'trusted' must be an array of server globs, not "
+                          f"{_type_name(trusted)}", index=index, entry=entry)
+    for glob in trusted:
+        if not isinstance(glob, str) or glob == "" or "/" in glob or ":" in glob:
+            raise where.error(option, f"'trusted' holds {_show(glob)}, which is not a server "
+                              "glob (a non-empty string without '/' or ':')",
+                              index=index, entry=entry)
+    return trusted
+
+
+def _entry_pattern(where: _Where, option: str, index: int, entry: dict[str, Any]) -> Any:
+    """An ``{annotations = ...}`` or ``{cel = ...}`` table as its pattern."""
+    kind = "annotations" if "annotations" in entry else "cel"
+    extra = sorted(set(entry) - {kind, "trusted"})
+    if extra:
+        raise where.error(option, f"unknown key {extra[0]!r} in {'an' if kind[0] == 'a' else 'a'} "
+                          f"{kind} pattern (the keys are {kind!r} and 'trusted')",
+                          index=index, entry=entry)
+    trusted = _trusted(where, option, index, entry)
+    value = entry[kind]
+    if kind == "cel":
+        if not isinstance(value, str):
+            raise where.error(option, f"'cel' must be a string, not {_type_name(value)}",
+                              index=index, entry=entry)
+        return Cel(value, trusted=trusted)
+    if not isinstance(value, dict) or not value:
+        raise where.error(option, "'annotations' must be a table of hints, e.g. "
+                          "{readOnlyHint = true}", index=index, entry=entry)
+    for key, hint in value.items():
+        if key not in HINTS:
+            raise where.error(option, f"unknown hint 'annotations.{key}' (the hints are "
+                              f"{', '.join(HINTS)})", index=index, entry=entry)
+        if not isinstance(hint, bool):
+            raise where.error(option, f"'annotations.{key}' must be true or false, not "
+                              f"{_type_name(hint)}", index=index, entry=entry)
+    return Annotations(trusted=trusted, **value)
+
+
 def _pattern(where: _Where, option: str, index: int, entry: Any) -> Any:
     """A config entry turned into what ``ToolFilter.compile`` takes."""
     if isinstance(entry, str):
@@ -194,13 +251,16 @@ def _pattern(where: _Where, option: str, index: int, entry: Any) -> Any:
     if not isinstance(entry, dict):
         raise where.error(
             option,
-            f"a pattern is a string, a {{regex = ...}} table or a {{callable = ...}} table, "
-            f"not {_type_name(entry)}",
+            "a pattern is a string or a {regex = ...}, {callable = ...}, {annotations = ...} "
+            f"or {{cel = ...}} table, not {_type_name(entry)}",
             index=index, entry=entry,
         )
-    if "regex" in entry and "callable" in entry:
-        raise where.error(option, "a pattern table has 'regex' or 'callable', not both",
-                          index=index, entry=entry)
+    kinds = [kind for kind in _KINDS if kind in entry]
+    if len(kinds) > 1:
+        raise where.error(option, f"a pattern table has one of {', '.join(map(repr, _KINDS))}, "
+                          f"not {kinds[0]!r} and {kinds[1]!r}", index=index, entry=entry)
+    if kinds and kinds[0] in ("annotations", "cel"):
+        return _entry_pattern(where, option, index, entry)
     if "callable" in entry:
         extra = sorted(set(entry) - {"callable"})
         if extra:
@@ -208,8 +268,8 @@ def _pattern(where: _Where, option: str, index: int, entry: Any) -> Any:
                               "(the only key is 'callable')", index=index, entry=entry)
         return _import_callable(where, option, index, entry, entry["callable"])
     if "regex" not in entry:
-        raise where.error(option, "a pattern table needs a 'regex' or a 'callable' key",
-                          index=index, entry=entry)
+        raise where.error(option, "a pattern table needs a 'regex', 'callable', 'annotations' "
+                          "or 'cel' key", index=index, entry=entry)
     extra = sorted(set(entry) - {"server", "regex", "flags"})
     if extra:
         raise where.error(option, f"unknown key {extra[0]!r} in a regex pattern "
@@ -292,7 +352,7 @@ def _string_list(where: _Where, option: str, value: Any) -> list[str]:
     return list(value)
 
 
-def _groups_section(where: _Where, value: Any) -> GroupFilter:
+def _groups_section(where: _Where, value: Any, group_cls: type[GroupFilterBase]) -> GroupFilterBase:
     """``[[tool_filter_groups]]``: each entry read as ``ToolFilterGroup.from_dict`` does
     (unknown keys warn, as upstream ignores them), compiled into one GroupFilter."""
     option = "tool_filter_groups"
@@ -309,7 +369,21 @@ def _groups_section(where: _Where, value: Any) -> GroupFilter:
                 str(err), path=where.path, option=f"{at}.{err.field}" if err.field else at,
                 index=index, entry=entry,
             ) from None
-    return GroupFilter(groups)
+    return group_cls(groups)
+
+
+def _budget_section(where: _Where, value: Any) -> dict[str, Any]:
+    """``[budget]``: ``max_tools``, the most tools a turn shows."""
+    option = "budget"
+    if not isinstance(value, dict):
+        raise where.error(option, f"expected a table, not {_type_name(value)}", entry=value)
+    for key, item in value.items():
+        if key not in BUDGET_KEYS:
+            raise where.error(f"{option}.{key}", "unknown key (the key of [budget] is "
+                              "'max_tools')", show_entry=False)
+        if type(item) is not int or item < 0:
+            raise where.error(f"{option}.{key}", "expected an integer >= 0", entry=item)
+    return dict(value)
 
 
 def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
@@ -339,18 +413,22 @@ def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Config:
-    """A whole config file: the filter, the tool groups and the focus-lens defaults.
+    """A whole config file: the filter, the tool groups, the focus-lens defaults
+    and the budget.
 
     ``group_filter`` is the ``[[tool_filter_groups]]`` compiled (a
     :class:`~toolfilter_fast.GroupFilter`; with no groups it filters nothing);
     ``focus_lens`` the ``[focus_lens]`` table as written (empty when absent):
-    defaults for :meth:`focus`, which runs :meth:`FocusLens.filter` with them.
+    defaults for :meth:`focus`, which runs :meth:`FocusLens.filter` with them;
+    ``budget`` the ``[budget]`` table (``max_tools``), empty when absent.
+    :class:`~toolfilter_fast.Policy` puts them together.
     """
 
     filter: ToolFilter
-    group_filter: GroupFilter = field(default_factory=GroupFilter)
+    group_filter: GroupFilterBase = field(default_factory=GroupFilter)
     focus_lens: dict[str, Any] = field(default_factory=dict)
     path: str | None = None
+    budget: dict[str, Any] = field(default_factory=dict)
 
     @property
     def groups(self) -> tuple[ToolFilterGroup, ...]:
@@ -365,9 +443,10 @@ class Config:
 
 def load_config(
     config: Mapping[str, Any], *, path: str | os.PathLike[str] | None = None,
-    cls: type[ToolFilter] = ToolFilter,
+    cls: type[ToolFilter] = ToolFilter, group_cls: type[GroupFilterBase] = GroupFilter,
 ) -> Config:
-    """Validates a parsed config (every section) and builds its parts.
+    """Validates a parsed config (every section) and builds its parts (with
+    ``cls`` and ``group_cls``: the reference passes its own).
 
     ``path`` only names the source in error messages.
     """
@@ -380,11 +459,12 @@ def load_config(
             raise where.error(str(key), "unknown top-level key (the keys are "
                               f"{', '.join(map(repr, TOP_LEVEL_KEYS))})", show_entry=False)
     tool_filter = _filter_section(where, config, cls)
-    groups = _groups_section(where, config["tool_filter_groups"]) \
-        if "tool_filter_groups" in config else GroupFilter()
+    groups = _groups_section(where, config["tool_filter_groups"], group_cls) \
+        if "tool_filter_groups" in config else group_cls()
     focus_lens = _focus_lens_section(where, config["focus_lens"]) \
         if "focus_lens" in config else {}
-    return Config(tool_filter, groups, focus_lens, where.path)
+    budget = _budget_section(where, config["budget"]) if "budget" in config else {}
+    return Config(tool_filter, groups, focus_lens, where.path, budget)
 
 
 def parse_toml(text: str) -> dict[str, Any]:
@@ -426,9 +506,12 @@ def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     return parsed
 
 
-def load_file(path: str | os.PathLike[str], *, cls: type[ToolFilter] = ToolFilter) -> Config:
+def load_file(
+    path: str | os.PathLike[str], *, cls: type[ToolFilter] = ToolFilter,
+    group_cls: type[GroupFilterBase] = GroupFilter,
+) -> Config:
     """Reads and validates a whole config file."""
-    return load_config(read_file(path), path=path, cls=cls)
+    return load_config(read_file(path), path=path, cls=cls, group_cls=group_cls)
 
 
 def filter_from_config(

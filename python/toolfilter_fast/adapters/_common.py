@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from .._tool import Tool, as_mapping
+from ..policy.model import check_max_tools as check_count
 
 __all__ = [
     "BoundFilter",
@@ -72,13 +73,7 @@ def check_ctx(ctx: CtxFunc | None) -> CtxFunc | None:
 
 def check_max_tools(max_tools: Any) -> int | None:
     """``max_tools`` if it is None or an int >= 0 (not a bool); else TypeError/ValueError."""
-    if max_tools is None:
-        return None
-    if isinstance(max_tools, bool) or not isinstance(max_tools, int):
-        raise TypeError(f"max_tools must be an int >= 0 or None, not {type(max_tools).__name__}")
-    if max_tools < 0:
-        raise ValueError(f"max_tools must be an int >= 0 or None, got {max_tools!r}")
-    return max_tools
+    return check_count(max_tools, "max_tools")
 
 
 class BoundFilter:

@@ -5,13 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from . import _core
-from ._errors import PatternError
-from ._patterns import (
+from .. import _core
+from .._errors import PatternError
+from .._tool import _pair
+from .._version import __version__
+from .explain import Decision, explain
+from .judges import CelJudge, hints_of
+from .patterns import (
+    AnnotationPattern,
+    CelPattern,
+    FunctionPattern,
+    RegexPattern,
     call_fail_closed,
+    cel_error,
     check_option_names,
+    classify,
     option_entries,
-    regexes_and_functions,
 )
 
 __all__ = ["ToolFilter", "compile"]
@@ -22,27 +31,71 @@ _HIDDEN, _VISIBLE, _UNDECIDED = 0, 1, 2
 
 
 class _Side:
-    """One option: its string patterns go to the core; regexes and functions
-    stay here.
+    """One option: its string patterns and annotation patterns go to the core;
+    regexes, functions and expressions stay here.
 
     The entries are not looped over in Python: the core compiles the ``str``
     ones, hands over the plain ``(str, re.Pattern)`` entries it has checked,
     and reports where the others are (few, usually): only those are
-    classified here.
+    classified here. A static expression (one that does not read ``ctx``)
+    is judged like a regex, for every server: the core is told that a regex
+    scoped to ``*`` may decide. A dynamic one is called like a function, in
+    its place among them.
     """
 
-    __slots__ = ("_regexes", "fns", "loose", "regex_pairs", "regex_servers", "sources")
+    __slots__ = ("_regexes", "fns", "hint_patterns", "loose", "regex_pairs", "regex_servers",
+                 "sources", "static_cels")
 
-    def __init__(self, option: str, build: Any) -> None:
+    loose: bool
+    sources: tuple[Any, ...]
+    regex_pairs: list[tuple[str, Any]]
+    regex_servers: list[str]
+    hint_patterns: list[tuple[tuple[bool | None, ...], list[str]]]
+    static_cels: tuple[CelJudge, ...]
+
+    def __init__(self, option: str, build: _core.StaticBuild) -> None:
         self.loose = option == "exclude"
         self.sources = build.sources(option)
-        others, fns = regexes_and_functions(option, self.sources, build.others(option))
-        self.regex_pairs = build.regexes(option) + others
+        regexes: list[tuple[str, Any]] = []
+        fns: list[Callable[[Any, Any], Any]] = []
+        cels: list[CelJudge] = []
+        self.hint_patterns = []
+        for parsed in classify(option, self.sources, build.others(option)):
+            if isinstance(parsed, RegexPattern):
+                regexes.append((parsed.server_glob, parsed.regex))
+            elif isinstance(parsed, FunctionPattern):
+                fns.append(parsed.fn)
+            elif isinstance(parsed, AnnotationPattern):
+                self.hint_patterns.append((parsed.entry.want(), list(parsed.entry.trusted)))
+            elif isinstance(parsed, CelPattern):
+                try:
+                    program = _core.CelProgram(parsed.entry.source)
+                except ValueError as err:
+                    raise cel_error(option, parsed.index, parsed.entry, str(err)) from None
+                judge = CelJudge(parsed.entry, program)
+                (fns if judge.dynamic else cels).append(judge)
+        self.regex_pairs = build.regexes(option) + regexes
+        self.static_cels = tuple(cels)
         self.regex_servers = [server_glob for server_glob, _ in self.regex_pairs]
+        if cels:
+            self.regex_servers.append("*")
         self._regexes: tuple[tuple[Any, Any], ...] | None = None
         self.fns: tuple[Callable[[Any, Any], Any], ...] = tuple(fns)
 
-    def regex_match(self, server_id: str, name: str) -> bool:
+    def static_match(self, tool: Any, server_id: str, name: str) -> bool:
+        """Whether a regex or a static expression of this option matches
+        (``tool`` may be None: a pair batch has the two strings only). An
+        expression that gives no verdict matches for exclude and does not for
+        include: it fails closed."""
+        return self._regex_match(server_id, name) or any(
+            self._cel_match(judge, tool, server_id, name) for judge in self.static_cels
+        )
+
+    def _cel_match(self, judge: CelJudge, tool: Any, server_id: str, name: str) -> bool:
+        verdict, _ = judge.verdict(tool, server_id, name, None)
+        return self.loose if verdict is None else verdict
+
+    def _regex_match(self, server_id: str, name: str) -> bool:
         regexes = self._regexes
         if regexes is None:
             # Compiled on first use, not with the filter: most tools never
@@ -61,7 +114,7 @@ class _Side:
         return False
 
 
-def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, Any]:
+def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, _core.StaticFilter]:
     """Both options' sides and the compiled static filter. The core starts on
     the string patterns (exclude's on a thread of its own, for long options)
     while the other entries are classified here; errors come in the order of
@@ -89,7 +142,10 @@ def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, Any]:
         raise
     include_open = not include_side.sources or bool(include_side.fns)
     try:
-        static = build.finish(include_side.regex_servers, exclude_side.regex_servers, include_open)
+        static = build.finish(
+            include_side.regex_servers, exclude_side.regex_servers, include_open,
+            include_side.hint_patterns, exclude_side.hint_patterns,
+        )
     except ValueError as err:
         option, index, reason = err.args
         entry = (include_side if option == "include" else exclude_side).sources[index]
@@ -97,24 +153,6 @@ def _compile(include: Any, exclude: Any) -> tuple[_Side, _Side, Any]:
             f"{option}[{index}]: {reason}: {entry!r}", option=option, index=index, entry=entry,
         ) from None
     return include_side, exclude_side, static
-
-
-def _pair(tool: Any) -> tuple[str, str]:
-    """``(server_id, name)`` of a Tool, or of any object with those two str attributes.
-
-    A field that is missing (or an unset slot of a ``Tool`` made without
-    ``__init__``) or not a ``str`` is a TypeError, as in the reference.
-    """
-    try:
-        server_id, name = tool.server_id, tool.name
-    except AttributeError:
-        raise TypeError(
-            f"expected a Tool (an object with server_id and name), got {type(tool).__name__}"
-        ) from None
-    for what, value in (("server_id", server_id), ("name", name)):
-        if not isinstance(value, str):
-            raise TypeError(f"{what} must be str, not {type(value).__name__}")
-    return server_id, name
 
 
 class ToolFilter:
@@ -128,7 +166,19 @@ class ToolFilter:
     """
 
     __slots__ = ("_dynamic", "_exclude", "_exclude_fns", "_flags", "_include", "_include_empty",
-                 "_include_fns", "_outcome", "_static")
+                 "_include_fns", "_outcome", "_static", "_uses_hints")
+
+    # Set once by compile, through object.__setattr__ (assignment is refused).
+    _include: _Side
+    _exclude: _Side
+    _include_empty: bool
+    _static: _core.StaticFilter
+    _dynamic: bool
+    _flags: Callable[[str, str, int], int]
+    _outcome: Callable[[str, str, int], int]
+    _uses_hints: bool
+    _include_fns: tuple[Callable[[Any, Any], Any], ...]
+    _exclude_fns: tuple[Callable[[Any, Any], Any], ...]
 
     def __init__(self) -> None:
         raise TypeError("use ToolFilter.compile(include=[...], exclude=[...])")
@@ -153,6 +203,7 @@ class ToolFilter:
         init(self, "_outcome", static.outcome)
         init(self, "_include_fns", include_side.fns)
         init(self, "_exclude_fns", exclude_side.fns)
+        init(self, "_uses_hints", static.uses_hints)
         return self
 
     # Immutable once compiled: a pattern function (or anyone) that tries to
@@ -169,6 +220,12 @@ class ToolFilter:
         return self._include.sources
 
     @property
+    def dynamic(self) -> bool:
+        """Whether :meth:`visible` may depend on ``ctx``: the filter has function
+        patterns or expressions that read ``ctx``."""
+        return self._dynamic
+
+    @property
     def exclude(self) -> tuple[Any, ...]:
         """The exclude patterns as written."""
         return self._exclude.sources
@@ -177,26 +234,33 @@ class ToolFilter:
         return f"ToolFilter.compile(include={list(self.include)!r}, exclude={list(self.exclude)!r})"
 
     def static_visible(self, tool: Any) -> bool:
-        """Whether ``tool`` survives the string and regex patterns alone.
+        """Whether ``tool`` survives the static patterns alone: strings,
+        regexes, annotation patterns and expressions that do not read ``ctx``.
 
-        Functions are not called: an exclude function never hides here, and an
-        include list holding a function keeps every tool for :meth:`visible`.
+        Functions (and expressions reading ``ctx``) are not called: an exclude
+        function never hides here, and an include list holding a function
+        keeps every tool for :meth:`visible`.
         """
         server_id, name = _pair(tool)
-        outcome = self._outcome(server_id, name)
+        hints = hints_of(tool) if self._uses_hints else 0
+        outcome = self._outcome(server_id, name, hints)
         if outcome != _UNDECIDED:
             return outcome == _VISIBLE
-        return self._static_pair(server_id, name)
+        return self._static_tool(tool, server_id, name, hints)
 
-    def _static_pair(self, server_id: str, name: str) -> bool:
-        bits = self._flags(server_id, name)
+    def _static_tool(self, tool: Any, server_id: str, name: str, hints: int) -> bool:
+        bits = self._flags(server_id, name, hints)
         if bits & _EXCLUDED:
             return False
-        if bits & _EXCLUDE_REGEX and self._exclude.regex_match(server_id, name):
+        if bits & _EXCLUDE_REGEX and self._exclude.static_match(tool, server_id, name):
             return False
         if self._include_empty or self._include_fns or bits & _INCLUDED:
             return True
-        return bool(bits & _INCLUDE_REGEX) and self._include.regex_match(server_id, name)
+        return bool(bits & _INCLUDE_REGEX) and self._include.static_match(tool, server_id, name)
+
+    def _static_pair(self, server_id: str, name: str) -> bool:
+        # A pair has no annotations: every hint takes its default.
+        return self._static_tool(None, server_id, name, 0)
 
     def visible(self, tool: Any, ctx: Any = None) -> bool:
         """Whether ``tool`` is visible under every pattern, functions included.
@@ -209,13 +273,13 @@ class ToolFilter:
         hidden before any exclude function runs (as the batches do).
         """
         server_id, name = _pair(tool)
-        bits = self._flags(server_id, name)
+        bits = self._flags(server_id, name, hints_of(tool) if self._uses_hints else 0)
         if bits & _EXCLUDED:
             return False
-        if bits & _EXCLUDE_REGEX and self._exclude.regex_match(server_id, name):
+        if bits & _EXCLUDE_REGEX and self._exclude.static_match(tool, server_id, name):
             return False
         included = bool(self._include_empty or bits & _INCLUDED or (
-            bits & _INCLUDE_REGEX and self._include.regex_match(server_id, name)
+            bits & _INCLUDE_REGEX and self._include.static_match(tool, server_id, name)
         ))
         if not included and not self._include_fns:
             return False
@@ -246,11 +310,13 @@ class ToolFilter:
     def _tools_batch(self, tools: Iterable[Any], mode: str, ctx: Any, dynamic: bool,
                      threads: int | None) -> list[Any]:
         items = _as_list(tools)
+        read_hints = hints_of if self._uses_hints else None
         if dynamic and self._dynamic:
             def judge(tool: Any) -> bool:
                 return self.visible(tool, ctx)
-            return self._static.select_tools(items, mode, judge, True, threads)
-        return self._static.select_tools(items, mode, self.static_visible, False, threads)
+            return self._static.select_tools(items, mode, judge, True, threads, read_hints)
+        return self._static.select_tools(items, mode, self.static_visible, False, threads,
+                                         read_hints)
 
     def static_filter(self, tools: Iterable[Any], *, threads: int | None = None) -> list[Any]:
         """The tools that :meth:`static_visible` keeps, in input order (same objects)."""
@@ -314,25 +380,25 @@ class ToolFilter:
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), list(self.include), list(self.exclude), PICKLE_FORMAT))
 
-    # --- delegates: explain (explain.py) and config files (config.py) ---------------
+    # --- delegates: explain (explain.py) and config files (../config.py) ------------
 
-    def explain(self, tool: Any, ctx: Any = None) -> Any:
-        """Why :meth:`visible` says what it says: a :class:`~toolfilter_fast.explain.Decision`."""
-        from .explain import explain
-
+    def explain(self, tool: Any, ctx: Any = None) -> Decision:
+        """Why :meth:`visible` says what it says: a :class:`~toolfilter_fast.Decision`."""
         return explain(self, tool, ctx)
 
     @classmethod
     def from_config(cls, config: Any) -> ToolFilter:
         """A filter from a parsed config mapping (see ``toolfilter_fast.config``)."""
-        from .config import filter_from_config
+        # Late: config builds ToolFilters (it imports this module), so this
+        # delegate imports it when called, not when the filter loads.
+        from ..config import filter_from_config
 
         return filter_from_config(config, cls=cls)
 
     @classmethod
     def from_file(cls, path: Any) -> ToolFilter:
         """A filter from a TOML or JSON config file (see ``toolfilter_fast.config``)."""
-        from .config import filter_from_file
+        from ..config import filter_from_file  # late: config imports this module (see above)
 
         return filter_from_file(path, cls=cls)
 
@@ -355,16 +421,10 @@ def _rebuild(cls: type[ToolFilter], include: list[Any], exclude: list[Any],
     if type(format) is not int or not 1 <= format <= PICKLE_FORMAT or newer:
         raise ValueError(
             f"cannot unpickle this ToolFilter: it was pickled in format {format!r}, and "
-            f"toolfilter_fast {_version()} reads formats 1 to {PICKLE_FORMAT}; unpickle it "
+            f"toolfilter_fast {__version__} reads formats 1 to {PICKLE_FORMAT}; unpickle it "
             "with the release that made it, or rebuild it with ToolFilter.compile"
         )
     return cls.compile(include=include, exclude=exclude)
-
-
-def _version() -> str:
-    from . import __version__
-
-    return __version__
 
 
 def compile(

@@ -6,8 +6,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from ._errors import ToolNotFoundError
-from ._tool import Tool
+from .._errors import ToolNotFoundError
+from .._tool import Tool
 
 __all__ = ["ToolCatalog"]
 

@@ -1,7 +1,7 @@
 """The standard benchmark of spec/performance.md, as ratios measured in one run.
 
 ``run()`` times the fast path against its baselines on the generated workload
-(``_workload``) and returns rows; ``render()`` makes the Markdown table that
+(``workload``) and returns rows; ``render()`` makes the Markdown table that
 ``benches/RESULTS.md`` holds. Every fast answer is checked against the reference
 on a sample, and every baseline's answer against the fast one (``correct``).
 
@@ -44,10 +44,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _core, _workload, reference
-from ._core import fold_loose
-from ._tool import Tool
-from .filter import ToolFilter
+from .. import _core, reference
+from .._core import fold_loose, glob_match
+from .._tool import Tool
+from ..filter import ToolFilter
+from . import workload as _workload
 
 __all__ = ["Row", "machine", "render", "run"]
 
@@ -313,7 +314,7 @@ def _static_batch(tools: list[Tool], n_patterns: int, say: Callable[[str], None]
         # Timed in turn with the fast batch, so that both see the same machine.
         paired_fast, paired_base = _interleaved_medians(
             [lambda: fast.static_filter(tools),
-             lambda impl=impl, part=part: impl.static_filter(part)],
+             functools.partial(impl.static_filter, part)],
             3,
         )
         # The spec's target is for the 1M-tool batch; smaller catalogs are context.
@@ -333,7 +334,7 @@ def _scaling(tools: list[Tool], counts: Sequence[int], say: Callable[[str], None
         say(f"scaling: {count:,} patterns per option on {n:,} tools")
         f = ToolFilter.compile(include=_workload.patterns(count, "include", tools),
                                exclude=_workload.patterns(count, "exclude", tools))
-        per[count] = _per_tool_ns(lambda f=f: f.static_filter(tools), n)
+        per[count] = _per_tool_ns(functools.partial(f.static_filter, tools), n)
     low, high = min(counts), max(counts)
     rows = [Row(f"pattern-count scaling, {n:,} tools{label}", f"fast, {c:,} patterns",
                 f"fast, {low:,} patterns", per[c], per[low]) for c in counts if c != low]
@@ -487,7 +488,8 @@ def _compile(count: int, say: Callable[[str], None]) -> Row:
 
 _MEMORY_PROBE = """
 import json, sys
-from toolfilter_fast import ToolFilter, _workload
+from toolfilter_fast import ToolFilter
+from toolfilter_fast.bench import workload as _workload
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096
@@ -523,8 +525,6 @@ def _memory(n_tools: int, count: int, say: Callable[[str], None]) -> list[str]:
 
 def _adversarial(say: Callable[[str], None]) -> str:
     say("adversarial glob")
-    from . import glob_match
-
     name = "a" * 100_000
     pattern = "*a" * 9 + "*b"
     seconds = _median_seconds(lambda: glob_match(pattern, name), 9)
@@ -550,8 +550,10 @@ def machine() -> str:
 def run(sizes: Sequence[int] = (10_000, 100_000, 1_000_000),
         counts: Sequence[int] = (10, 100, 1_000, 10_000),
         say: Callable[[str], None] = lambda _: None,
-        memory: bool = True, layouts: bool = True) -> tuple[list[Row], list[str]]:
-    """Runs the whole benchmark; returns the ratio rows and free-text findings."""
+        memory: bool = True, layouts: bool = False) -> tuple[list[Row], list[str]]:
+    """Runs the whole benchmark; returns the ratio rows and free-text findings. With
+    ``layouts``, also the 1M rows on the 5,000-server catalogs of every layout (what
+    ``benches/report.py`` runs; the CLI's quick look does not)."""
     rows: list[Row] = []
     notes: list[str] = []
     catalogs = {}

@@ -15,25 +15,28 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ._errors import PatternError
+from .._errors import PatternError
+from .entries import Annotations, Cel
 
 __all__ = [
     "OPTIONS",
+    "AnnotationPattern",
+    "CelPattern",
     "FunctionPattern",
     "Pattern",
     "RegexPattern",
     "StringPattern",
     "call_fail_closed",
     "check_option_names",
+    "classify",
     "option_entries",
     "parse_options",
-    "regexes_and_functions",
 ]
 
 OPTIONS = ("include", "exclude")
 
 #: What a user may write in ``include``/``exclude``.
-Pattern = Union[str, "tuple[str, re.Pattern[str]]", Callable[[Any, Any], bool]]
+Pattern = Union[str, "tuple[str, re.Pattern[str]]", Callable[[Any, Any], bool], Annotations, Cel]
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,26 @@ class FunctionPattern:
     fn: Callable[[Any, Any], Any]
 
 
-Parsed = StringPattern | RegexPattern | FunctionPattern
+@dataclass(frozen=True)
+class AnnotationPattern:
+    index: int
+    entry: Annotations
+
+
+@dataclass(frozen=True)
+class CelPattern:
+    """A CEL entry, classified but not compiled: each implementation compiles
+    it with its own CEL engine (see :func:`cel_error`)."""
+
+    index: int
+    entry: Cel
+
+
+Parsed = StringPattern | RegexPattern | FunctionPattern | AnnotationPattern | CelPattern
 
 _EXPECTED = (
     "expected a 'server/tool' string, a (server_glob, re.Pattern) tuple, "
-    "or a function (tool, ctx) -> bool"
+    "a function (tool, ctx) -> bool, Annotations(...) or Cel(...)"
 )
 
 
@@ -109,9 +127,19 @@ def _function_problem(fn: Any) -> str | None:
     return None
 
 
+def cel_error(option: str, index: int, entry: Cel, detail: str) -> PatternError:
+    """The PatternError for a CEL entry its engine refused; ``detail`` is the
+    engine's own words (so they differ between the fast path and the reference)."""
+    return _fail(option, index, entry, f"invalid CEL expression ({detail})")
+
+
 def _parse_entry(option: str, index: int, entry: Any) -> Parsed:
     if isinstance(entry, str):
         return StringPattern(index, entry)
+    if isinstance(entry, Annotations):
+        return AnnotationPattern(index, entry)
+    if isinstance(entry, Cel):
+        return CelPattern(index, entry)
     if isinstance(entry, tuple):
         if len(entry) != 2:
             raise _fail(option, index, entry, f"a tuple pattern has 2 elements; {_EXPECTED}")
@@ -166,24 +194,13 @@ def option_entries(option: str, value: Any) -> tuple[Any, ...]:
     return tuple(value)
 
 
-def regexes_and_functions(option: str, entries: tuple[Any, ...],
-                          positions: Iterable[int]) -> tuple[list[tuple[str, re.Pattern[str]]],
-                                                             list[Callable[[Any, Any], Any]]]:
-    """The ``(server_glob, regex)`` pairs and the functions among
-    ``entries[i]`` for each ``i`` of ``positions``, in order, checked as
-    ``parse_option`` checks them (the same PatternError for the first bad
-    one): for compiling at scale, where the core takes the string entries and
-    the plain ``(str, re.Pattern)`` ones (all but a few) and only the places of
-    the others come here."""
-    regexes: list[tuple[str, re.Pattern[str]]] = []
-    fns: list[Callable[[Any, Any], Any]] = []
-    for index in positions:
-        parsed = _parse_entry(option, index, entries[index])
-        if isinstance(parsed, RegexPattern):
-            regexes.append((parsed.server_glob, parsed.regex))
-        elif isinstance(parsed, FunctionPattern):
-            fns.append(parsed.fn)
-    return regexes, fns
+def classify(option: str, entries: tuple[Any, ...], positions: Iterable[int]) -> list[Parsed]:
+    """``entries[i]`` classified for each ``i`` of ``positions``, in order,
+    checked as ``parse_option`` checks them (the same PatternError for the
+    first bad one): for compiling at scale, where the core takes the string
+    entries and the plain ``(str, re.Pattern)`` ones (all but a few) and only
+    the places of the others come here."""
+    return [_parse_entry(option, index, entries[index]) for index in positions]
 
 
 def parse_options(options: Mapping[str, Any]) -> dict[str, list[Parsed]]:

@@ -1,6 +1,6 @@
 """The focus lens spelled out in plain Python: the oracle and the benchmark baseline.
 
-Shares the option checks, tool reading and meta-tool format (``_focus_common``)
+Shares the option checks, tool reading and meta-tool format (``focus/common.py``)
 and the registry with the fast path; the selection rules and the discover
 search are written again here, the obvious way. Never calls the Rust core.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ._focus_common import (
+from ..focus.common import (
     DEFAULT_MAX_TOOLS,
     MODES,
     check_options,
@@ -18,10 +18,10 @@ from ._focus_common import (
     tool_fields,
     tool_name,
 )
-from ._focus_common import discover_tools_name as _discover_tools_name
-from ._focus_common import discover_tools_spec as _discover_tools_spec
-from ._reference_text import text_of
-from .registry import ToolRegistry
+from ..focus.common import discover_tools_name as _discover_tools_name
+from ..focus.common import discover_tools_spec as _discover_tools_spec
+from ..focus.registry import ToolRegistry
+from .text import text_of
 
 __all__ = ["FocusLens", "ToolRegistry"]
 

@@ -12,27 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _core
-from ._core import group_glob_match
-from ._group_model import (
-    GroupConfigError,
-    GroupConfigWarning,
-    GroupFilterBase,
-    GroupMode,
-    NameList,
-    ToolFilterGroup,
-    flat_name,
-)
+from .. import _core
+from .._core import group_glob_match
+from .model import GroupFilterBase, GroupMode, NameList
 
-__all__ = [
-    "GroupConfigError",
-    "GroupConfigWarning",
-    "GroupFilter",
-    "GroupMode",
-    "ToolFilterGroup",
-    "flat_name",
-    "group_glob_match",
-]
+__all__ = ["GroupFilter", "group_glob_match"]
 
 
 class GroupFilter(GroupFilterBase):

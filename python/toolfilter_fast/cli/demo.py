@@ -1,7 +1,7 @@
 """The example of ``toolfilter demo``: a config file, a catalog, two contexts.
 
 The two function patterns below are real: the example config names them as
-``{callable = "toolfilter_fast._demo:..."}``, so they are imported the way a
+``{callable = "toolfilter_fast.cli.demo:..."}``, so they are imported the way a
 user's own would be.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._tool import Tool
+from .._tool import Tool
 
 __all__ = ["EXAMPLE_CATALOG", "EXAMPLE_CONFIG", "EXAMPLE_CONTEXTS", "merge_needs_admin", "on_call"]
 
@@ -21,12 +21,12 @@ include = [
     "fs/read_*",
     "slack/post_message",
     {server = "db", regex = "^(select|explain)_"},
-    {callable = "toolfilter_fast._demo:on_call"},
+    {callable = "toolfilter_fast.cli.demo:on_call"},
 ]
 exclude = [
     "*/delete_*",
     {server = "*", regex = "^drop_"},
-    {callable = "toolfilter_fast._demo:merge_needs_admin"},
+    {callable = "toolfilter_fast.cli.demo:merge_needs_admin"},
 ]
 """
 

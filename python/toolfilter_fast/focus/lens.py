@@ -7,16 +7,16 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
-from . import _core
-from ._focus_common import (
+from .. import _core
+from .common import (
     DEFAULT_MAX_TOOLS,
     MODES,
     check_options,
     tool_fields,
     tool_name,
 )
-from ._focus_common import discover_tools_name as _discover_tools_name
-from ._focus_common import discover_tools_spec as _discover_tools_spec
+from .common import discover_tools_name as _discover_tools_name
+from .common import discover_tools_spec as _discover_tools_spec
 
 __all__ = ["FocusLens"]
 

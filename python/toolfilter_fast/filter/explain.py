@@ -6,8 +6,8 @@ that call went, and the loose-folded forms that exclude patterns compare.
 
 It is built only from what a filter shows of itself (``f.include`` and
 ``f.exclude``, the patterns as written), the shared classifier
-(:func:`~toolfilter_fast._patterns.parse_options`,
-:func:`~toolfilter_fast._patterns.call_fail_closed`) and the core's one-pattern
+(:func:`~toolfilter_fast.filter.patterns.parse_options`,
+:func:`~toolfilter_fast.filter.patterns.call_fail_closed`) and the core's one-pattern
 primitives, so it cannot drift with the filter's internals; the property tests
 check that it always agrees with ``visible`` and calls the same functions in
 the same order.
@@ -23,25 +23,30 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import _core
-from ._patterns import (
+from .. import _core
+from .._tool import HINTS, _pair
+from .entries import Annotations, Cel
+from .judges import CelJudge, TrustedServers, effective_hints, hints_of
+from .patterns import (
+    AnnotationPattern,
+    CelPattern,
     FunctionPattern,
     Parsed,
     RegexPattern,
     StringPattern,
     call_fail_closed,
+    cel_error,
     parse_options,
 )
-from .filter import _pair
 
 __all__ = ["STEPS", "Call", "Decision", "Explainer", "PatternRef", "describe_pattern", "explain"]
 
 #: The step of ``visible`` that settled a decision, in the order ``visible`` works.
 STEPS = (
-    "static_exclude",    # a string or regex exclude pattern matched: hidden
+    "static_exclude",    # a static exclude pattern matched: hidden
     "exclude_callable",  # an exclude function returned True, raised or returned a non-bool: hidden
     "include_empty",     # nothing excluded and include is empty: visible
-    "static_include",    # a string or regex include pattern matched: visible
+    "static_include",    # a static include pattern matched: visible
     "include_callable",  # an include function returned True: visible
     "no_include_match",  # include is not empty and nothing in it matched: hidden
 )
@@ -69,11 +74,24 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def _trusted_tail(trusted: tuple[str, ...]) -> str:
+    if trusted == ("*",):
+        return ""
+    return f", trusted = [{', '.join(_quote(glob) for glob in trusted)}]"
+
+
 def describe_pattern(entry: Any) -> str:
     """A pattern in the notation of a config file: ``"github/*"``,
-    ``{server = "*", regex = "^drop_", flags = "i"}``, ``{callable = "app.rules:fn"}``."""
+    ``{server = "*", regex = "^drop_", flags = "i"}``, ``{callable = "app.rules:fn"}``,
+    ``{annotations = {readOnlyHint = true}}``, ``{cel = "tool.name == 'x'"}``."""
     if isinstance(entry, str):
         return _quote(entry)
+    if isinstance(entry, Annotations):
+        hints = ", ".join(f"{key} = {'true' if value else 'false'}"
+                          for key, value in entry.hints.items())
+        return f"{{annotations = {{{hints}}}{_trusted_tail(entry.trusted)}}}"
+    if isinstance(entry, Cel):
+        return f"{{cel = {_quote(entry.source)}{_trusted_tail(entry.trusted)}}}"
     if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], re.Pattern):
         server_glob, regex = entry
         flags = regex_flag_letters(regex)
@@ -88,7 +106,8 @@ def describe_pattern(entry: Any) -> str:
 class PatternRef:
     """One pattern of a filter: where it sits and what it says.
 
-    ``kind`` is ``"string"``, ``"regex"`` or ``"callable"``; ``source`` is the
+    ``kind`` is ``"string"``, ``"regex"``, ``"callable"``, ``"annotations"`` or
+    ``"cel"``; ``source`` is the
     pattern in config notation (:func:`describe_pattern`). ``loose`` is True
     for exclude patterns; ``folded`` is then the loose-folded string pattern
     that was actually matched (exclude string patterns only).
@@ -175,6 +194,11 @@ class Decision:
     ``near_miss``, for ``no_include_match`` only, is the first include pattern
     that would have matched under the loose fold (``github/*`` for server
     ``GitHub``): the usual reason a tool an operator expected has gone missing.
+    ``hints`` are the annotation hints the tool's server gave (real bools
+    only). When an annotation or expression pattern decided, ``trusted`` says
+    whether it believed the server's hints and ``effective_hints`` what it saw
+    (the defaults, the worst case, for an untrusted server); ``detail`` says
+    why an expression gave no verdict (it then failed closed).
     """
 
     server_id: str
@@ -189,11 +213,22 @@ class Decision:
     folded_name: str
     include_count: int
     near_miss: PatternRef | None = None
+    hints: dict[str, bool] | None = None
+    trusted: bool | None = None
+    effective_hints: dict[str, bool] | None = None
+    detail: str | None = None
 
     @property
     def why(self) -> str:
         """What decided, in one sentence without the verdict."""
         p = self.pattern
+        if self.matched_on == "failed" and p is not None:
+            return f"{p.label()} gave no verdict ({self.detail}): it fails closed"
+        if p is not None and p.kind == "annotations" and self.effective_hints is not None:
+            seen = ", ".join(f"{k}={'true' if v else 'false'}"
+                             for k, v in self.effective_hints.items())
+            trust = "trusted" if self.trusted else "not trusted: every hint is its default"
+            return f"{p.label()} matches (server {trust}; effective hints {seen})"
         if self.step == "static_exclude" and p is not None:
             if self.matched_on == "folded":
                 return (f"{p.label()} matches (loose: server {_quote(self.folded_server_id)}, "
@@ -227,6 +262,8 @@ class Decision:
             "matched_on": self.matched_on, "calls": [c.to_dict() for c in self.calls],
             "near_miss": None if self.near_miss is None else self.near_miss.to_dict(),
             "folded": {"server_id": self.folded_server_id, "name": self.folded_name},
+            "hints": self.hints, "trusted": self.trusted,
+            "effective_hints": self.effective_hints, "detail": self.detail,
         }
 
 
@@ -235,37 +272,75 @@ def _split(text: str) -> tuple[str, str]:
     return (server, tool) if slash else ("*", text)
 
 
-# A static matcher takes (server_id, name, folded_name) and says what it hit:
-# "raw", "folded", or None.
-_Matcher = Callable[[str, str, str], "str | None"]
+@dataclass(frozen=True)
+class _Target:
+    """What static matchers look at: the tool (None for a bare pair), its two
+    strings, the folded name and its raw hints."""
+
+    tool: Any
+    server_id: str
+    name: str
+    folded_name: str
+    hints: int
+
+
+# A static matcher says what it hit: "raw", "folded", "failed" (an expression
+# that gave no verdict, counted as a match for exclude) or None; and, when an
+# annotation or expression pattern hit, what it saw: (trusted, effective hints,
+# why it failed).
+_Seen = tuple[bool, dict[str, bool], "str | None"]
+_Matcher = Callable[[_Target], "tuple[str | None, _Seen | None]"]
 
 
 def _string_matcher(text: str, loose: bool) -> _Matcher:
     exact = _core.RuleSet([text], False)
     folded = _core.RuleSet([text], True) if loose else None
 
-    def match(server_id: str, name: str, folded_name: str) -> str | None:
+    def match(target: _Target) -> tuple[str | None, _Seen | None]:
         # "raw" when the pattern matches as written; "folded" when only the
         # loose fold makes it match (what an operator needs to know).
-        if exact.is_match(server_id, name):
-            return "raw"
-        if folded is not None and folded.is_match(server_id, name):
-            return "folded"
-        return None
+        if exact.is_match(target.server_id, target.name):
+            return "raw", None
+        if folded is not None and folded.is_match(target.server_id, target.name):
+            return "folded", None
+        return None, None
     return match
 
 
 def _regex_matcher(server_glob: str, regex: re.Pattern[str], loose: bool) -> _Matcher:
     server = _core.SegmentGlob(server_glob, loose)
 
-    def match(server_id: str, name: str, folded_name: str) -> str | None:
-        if not server.is_match(server_id):
-            return None
-        if regex.search(name) is not None:
-            return "raw"
-        if loose and regex.search(folded_name) is not None:
-            return "folded"
-        return None
+    def match(target: _Target) -> tuple[str | None, _Seen | None]:
+        if not server.is_match(target.server_id):
+            return None, None
+        if regex.search(target.name) is not None:
+            return "raw", None
+        if loose and regex.search(target.folded_name) is not None:
+            return "folded", None
+        return None, None
+    return match
+
+
+def _annotations_matcher(entry: Annotations) -> _Matcher:
+    trusted_servers = TrustedServers(entry.trusted)
+    wanted = entry.hints
+
+    def match(target: _Target) -> tuple[str | None, _Seen | None]:
+        trusted = trusted_servers(target.server_id)
+        seen = effective_hints(target.hints, trusted)
+        hit = all(seen[key] == value for key, value in wanted.items())
+        return ("raw" if hit else None), (trusted, seen, None)
+    return match
+
+
+def _cel_matcher(judge: CelJudge, loose: bool) -> _Matcher:
+    def match(target: _Target) -> tuple[str | None, _Seen | None]:
+        trusted = judge.trusted(target.server_id)
+        verdict, why = judge.verdict(target.tool, target.server_id, target.name, None)
+        seen = (trusted, effective_hints(target.hints, trusted), why)
+        if verdict is None:
+            return ("failed" if loose else None), seen
+        return ("raw" if verdict else None), seen
     return match
 
 
@@ -288,13 +363,25 @@ class _Side:
                 strings.append(p.text)
             elif isinstance(p, RegexPattern):
                 self.statics.append((ref, _regex_matcher(p.server_glob, p.regex, self.loose)))
+            elif isinstance(p, AnnotationPattern):
+                self.statics.append((ref, _annotations_matcher(p.entry)))
+            elif isinstance(p, CelPattern):
+                try:
+                    judge = CelJudge(p.entry, _core.CelProgram(p.entry.source))
+                except ValueError as err:
+                    raise cel_error(option, p.index, p.entry, str(err)) from None
+                if judge.dynamic:
+                    self.fns.append((ref, judge))
+                else:
+                    self.statics.append((ref, _cel_matcher(judge, self.loose)))
             else:
                 self.fns.append((ref, p.fn))
         # Blocks of string patterns, each one RuleSet: a tool that no pattern
         # matches costs one core call a block, and attributing a hit costs one
         # block scan, instead of a core call per pattern on big filters.
         self.strings = [(r, m) for r, m in self.statics if r.kind == "string"]
-        self.regexes = [(r, m) for r, m in self.statics if r.kind == "regex"]
+        # Regexes, annotation and static expression patterns: tried one by one.
+        self.regexes = [(r, m) for r, m in self.statics if r.kind != "string"]
         size = max(16, math.isqrt(len(strings)))
         self.blocks = [
             _core.RuleSet(strings[i:i + size], self.loose) for i in range(0, len(strings), size)
@@ -312,31 +399,34 @@ class _Side:
             return PatternRef(self.option, p.index, "regex", source, self.loose,
                               server_glob=p.server_glob, regex=p.regex.pattern,
                               flags=regex_flag_letters(p.regex))
+        if isinstance(p, AnnotationPattern):
+            return PatternRef(self.option, p.index, "annotations", source, self.loose)
+        if isinstance(p, CelPattern):
+            return PatternRef(self.option, p.index, "cel", source, self.loose)
         assert isinstance(p, FunctionPattern)
         return PatternRef(self.option, p.index, "callable", source, self.loose)
 
-    def static_match(
-        self, server_id: str, name: str, folded_name: str,
-    ) -> tuple[PatternRef, str] | None:
-        """The lowest-index string or regex pattern that matches, and on what."""
+    def static_match(self, target: _Target) -> tuple[PatternRef, str, _Seen | None] | None:
+        """The lowest-index static pattern that matches, on what, and what an
+        annotation or expression pattern saw."""
         string_hit = None
         for block, rules in enumerate(self.blocks):
-            if rules.is_match(server_id, name):
+            if rules.is_match(target.server_id, target.name):
                 # The first block with a match holds the first string pattern that matches.
                 start = block * self.block_size
                 for ref, matcher in self.strings[start:start + self.block_size]:
-                    hit = matcher(server_id, name, folded_name)
+                    hit, _ = matcher(target)
                     if hit is not None:
-                        string_hit = (ref, hit)
+                        string_hit = (ref, hit, None)
                         break
                 break
         limit = string_hit[0].index if string_hit is not None else math.inf
         for ref, matcher in self.regexes:
             if ref.index > limit:
                 break
-            hit = matcher(server_id, name, folded_name)
+            hit, seen = matcher(target)
             if hit is not None:
-                return ref, hit
+                return ref, hit, seen
         return string_hit
 
 
@@ -389,12 +479,39 @@ class Explainer:
         self._include_loose: _Side | None = None
         self._include_parsed, self._include_source = parsed["include"], include
 
-    def _near_miss(self, server_id: str, name: str, folded_name: str) -> PatternRef | None:
+    def static_patterns(
+        self, option: str, *, loose: bool = False,
+    ) -> list[tuple[PatternRef, Callable[[Any], bool]]]:
+        """Each static pattern of ``option`` (``"include"`` or ``"exclude"``)
+        with a test ``tool -> bool``: whether it matches the tool as
+        :meth:`ToolFilter.visible` sees it (an expression that gives no
+        verdict does not match here). ``loose=True`` matches include patterns
+        as if they were loose: what a lint looks for."""
+        if option == "exclude":
+            side = self._exclude
+        elif loose:
+            side = self._loose_include()
+        else:
+            side = self._include
+
+        def test(matcher: _Matcher) -> Callable[[Any], bool]:
+            def matches(tool: Any) -> bool:
+                server_id, name = _pair(tool)
+                target = _Target(tool, server_id, name, _core.fold_loose(name), hints_of(tool))
+                return matcher(target)[0] in ("raw", "folded")
+            return matches
+
+        return [(ref, test(matcher)) for ref, matcher in side.statics]
+
+    def _loose_include(self) -> _Side:
         if self._include_loose is None:
             self._include_loose = _Side(
                 "include", self._include_parsed, self._include_source, loose=True,
             )
-        hit = self._include_loose.static_match(server_id, name, folded_name)
+        return self._include_loose
+
+    def _near_miss(self, target: _Target) -> PatternRef | None:
+        hit = self._loose_include().static_match(target)
         if hit is None:
             return None
         ref = hit[0]
@@ -408,30 +525,35 @@ class Explainer:
         """
         server_id, name = _pair(tool)
         folded = (_core.fold_loose(server_id), _core.fold_loose(name))
+        raw = hints_of(tool)
+        target = _Target(tool, server_id, name, folded[1], raw)
+        given = {key: bool(raw >> (2 * i) & 2) for i, key in enumerate(HINTS)
+                 if raw >> (2 * i) & 3}
         include, exclude = self._include, self._exclude
         calls: list[Call] = []
 
         def decide(visible: bool, step: str, static_visible: bool,
-                   hit: tuple[PatternRef, str | None] | None = None,
+                   hit: tuple[PatternRef, str | None, _Seen | None] | None = None,
                    near_miss: PatternRef | None = None) -> Decision:
-            pattern, matched_on = hit if hit is not None else (None, None)
+            pattern, matched_on, seen = hit if hit is not None else (None, None, None)
+            trusted, effective, detail = seen if seen is not None else (None, None, None)
             return Decision(server_id, name, visible, static_visible, step, pattern, matched_on,
-                            tuple(calls), *folded, include.count, near_miss)
+                            tuple(calls), *folded, include.count, near_miss, given, trusted,
+                            effective, detail)
 
-        hit = exclude.static_match(server_id, name, folded[1])
+        hit = exclude.static_match(target)
         if hit is not None:
             return decide(False, "static_exclude", False, hit)
-        include_hit = include.static_match(server_id, name, folded[1]) if include.count else None
+        include_hit = include.static_match(target) if include.count else None
         if include.count and include_hit is None and not include.fns:
             # The static patterns decided: visible calls no function here.
-            return decide(False, "no_include_match", False,
-                          near_miss=self._near_miss(server_id, name, folded[1]))
+            return decide(False, "no_include_match", False, near_miss=self._near_miss(target))
         for ref, fn in exclude.fns:
             call = _call(ref, fn, tool, ctx)
             calls.append(call)
             if call.matched:
                 # static_visible did not look at this function: it kept the tool.
-                return decide(False, "exclude_callable", True, (ref, None))
+                return decide(False, "exclude_callable", True, (ref, None, None))
         if include.count == 0:
             return decide(True, "include_empty", True)
         if include_hit is not None:
@@ -440,9 +562,9 @@ class Explainer:
             call = _call(ref, fn, tool, ctx)
             calls.append(call)
             if call.matched:
-                return decide(True, "include_callable", True, (ref, None))
+                return decide(True, "include_callable", True, (ref, None, None))
         return decide(False, "no_include_match", bool(include.fns),
-                      near_miss=self._near_miss(server_id, name, folded[1]))
+                      near_miss=self._near_miss(target))
 
 
 def explain(tool_filter: Any, tool: Any, ctx: Any = None) -> Decision:

@@ -3,7 +3,7 @@
 The option checks, how a tool's name and description are read, and the
 meta-tool's definition and MCP results. The rules themselves (which tools a
 lens keeps, in which order; which tools a query finds) are written out
-separately in ``focus`` (over the Rust core) and ``_reference_focus``.
+separately in ``lens`` (over the Rust core) and the reference's ``focus``.
 """
 
 from __future__ import annotations

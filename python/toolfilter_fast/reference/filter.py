@@ -3,7 +3,7 @@
 Simple and obviously right, with the same public API as the fast path. It is
 the oracle of the property tests and the baseline of the benchmarks. Nothing
 here calls the Rust core. ``Tool``, the exceptions, the pattern classification
-(``_patterns``) and the filter-agnostic ``ToolCatalog`` are shared with the
+(``filter/patterns.py``) and the filter-agnostic ``ToolCatalog`` are shared with the
 fast path; the matching and the string-pattern rules are written out again
 here, independently.
 """
@@ -14,8 +14,11 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._errors import PatternError, ToolNotFoundError
-from ._patterns import (
+from .._errors import PatternError
+from .._tool import Tool
+from ..filter.patterns import (
+    AnnotationPattern,
+    CelPattern,
     FunctionPattern,
     Parsed,
     RegexPattern,
@@ -23,67 +26,10 @@ from ._patterns import (
     call_fail_closed,
     parse_options,
 )
-from ._reference_focus import FocusLens, ToolRegistry
-from ._reference_groups import (
-    GroupConfigError,
-    GroupConfigWarning,
-    GroupFilter,
-    GroupMode,
-    ToolFilterGroup,
-    group_glob_match,
-)
-from ._reference_text import text_of
-from ._tool import Tool
-from .catalog import ToolCatalog
+from .expressions import CelExpression, CelFailure, annotations_match
+from .text import fold_loose, fold_lower, glob_match, text_of
 
-__all__ = [
-    "FocusLens",
-    "GroupConfigError",
-    "GroupConfigWarning",
-    "GroupFilter",
-    "GroupMode",
-    "PatternError",
-    "Tool",
-    "ToolCatalog",
-    "ToolFilter",
-    "ToolFilterGroup",
-    "ToolNotFoundError",
-    "ToolRegistry",
-    "compile",
-    "fold_loose",
-    "fold_lower",
-    "glob_match",
-    "group_glob_match",
-    "split_pattern",
-]
-
-
-def fold_lower(s: str) -> str:
-    """Each character on its own to its Unicode lower-case (no final-sigma rule)."""
-    return "".join(c.lower() for c in text_of(s))
-
-
-def fold_loose(s: str) -> str:
-    """``fold_lower``, then ``-`` and ``.`` to ``_``."""
-    return fold_lower(s).replace("-", "_").replace(".", "_")
-
-
-def glob_match(pattern: str, text: str) -> bool:
-    """Anchored match where ``*`` is any run of characters and all else is literal.
-
-    ``reach[j]`` says whether the pattern read so far can match ``text[:j]``.
-    """
-    pattern, text = text_of(pattern), text_of(text)
-    reach = [True] + [False] * len(text)
-    for p in pattern:
-        if p == "*":
-            seen = False
-            for j in range(len(reach)):
-                seen = seen or reach[j]
-                reach[j] = seen
-        else:
-            reach = [False] + [reach[j] and text[j] == p for j in range(len(text))]
-    return reach[-1]
+__all__ = ["ToolFilter", "compile", "fold_loose", "fold_lower", "glob_match", "split_pattern"]
 
 
 def split_pattern(pattern: str) -> tuple[str, str]:
@@ -122,17 +68,37 @@ class _Side:
                         index=p.index, entry=p.text,
                     ) from None
         self.regexes = [p for p in parsed if isinstance(p, RegexPattern)]
-        self.fns = [p.fn for p in parsed if isinstance(p, FunctionPattern)]
+        self.annotations = [p.entry for p in parsed if isinstance(p, AnnotationPattern)]
+        # Expressions that read ctx are called as functions, in their place
+        # among them; the others are static.
+        self.fns: list[Any] = []
+        self.expressions: list[CelExpression] = []
+        for p in parsed:
+            if isinstance(p, FunctionPattern):
+                self.fns.append(p.fn)
+            elif isinstance(p, CelPattern):
+                expression = CelExpression(option, p.index, p.entry)
+                (self.fns if expression.dynamic else self.expressions).append(expression)
 
     def _segment(self, glob: str, text: str) -> bool:
         if self.loose:
             return glob_match(fold_loose(glob), fold_loose(text))
         return glob_match(glob, text)
 
-    def static_match(self, server_id: str, name: str) -> bool:
+    def static_match(self, tool: Any, server_id: str, name: str) -> bool:
         for server_glob, tool_glob in self.globs:
             if self._segment(server_glob, server_id) and self._segment(tool_glob, name):
                 return True
+        for entry in self.annotations:
+            if annotations_match(entry, tool, server_id):
+                return True
+        for expression in self.expressions:
+            try:
+                if expression.verdict(tool, server_id, name, None):
+                    return True
+            except CelFailure:
+                if self.loose:
+                    return True  # fails closed: an exclude hides
         for p in self.regexes:
             if not self._segment(text_of(p.server_glob), server_id):
                 continue
@@ -197,6 +163,9 @@ def _pair_strings(pair: Any, index: int) -> tuple[str, str]:
 class ToolFilter:
     """Reference ToolFilter: same API and semantics as ``toolfilter_fast.ToolFilter``."""
 
+    _include: _Side
+    _exclude: _Side
+
     def __init__(self) -> None:
         raise TypeError("use ToolFilter.compile(include=[...], exclude=[...])")
 
@@ -215,22 +184,26 @@ class ToolFilter:
         return self._include.sources
 
     @property
+    def dynamic(self) -> bool:
+        return bool(self._include.fns or self._exclude.fns)
+
+    @property
     def exclude(self) -> tuple[Any, ...]:
         return self._exclude.sources
 
     def static_visible(self, tool: Any) -> bool:
         server_id, name = _check_str(tool)
-        if self._exclude.static_match(server_id, name):
+        if self._exclude.static_match(tool, server_id, name):
             return False
         if not self._include.patterns or self._include.fns:
             return True
-        return self._include.static_match(server_id, name)
+        return self._include.static_match(tool, server_id, name)
 
     def visible(self, tool: Any, ctx: Any = None) -> bool:
         server_id, name = _check_str(tool)
-        if self._exclude.static_match(server_id, name):
+        if self._exclude.static_match(tool, server_id, name):
             return False
-        included = not self._include.patterns or self._include.static_match(server_id, name)
+        included = not self._include.patterns or self._include.static_match(tool, server_id, name)
         if not included and not self._include.fns:
             return False  # the static patterns decided: no function is called
         for fn in self._exclude.fns:

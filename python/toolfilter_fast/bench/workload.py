@@ -22,7 +22,7 @@ import random
 import re
 from typing import Any
 
-from ._tool import Tool
+from .._tool import Tool
 
 __all__ = ["LAYOUTS", "catalog", "contexts", "dynamic_patterns", "patterns"]
 

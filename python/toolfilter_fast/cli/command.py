@@ -18,12 +18,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__
-from ._catalog_files import CatalogError, read_catalog
-from ._term import ProgressBar, Style, table, wants_color
-from ._tool import Tool
-from .config import Config, ConfigError, load_config, load_file
-from .explain import Decision, Explainer
+from .._tool import Tool
+from .._version import __version__
+from ..config import Config, ConfigError, load_config, load_file, parse_toml
+from ..filter.explain import Decision, Explainer
+from ..policy import Policy
+from . import demo as _demo
+from .catalog_files import CatalogError, read_catalog
+from .lint import deny_rule, lint
+from .term import ProgressBar, Style, table, wants_color
 
 __all__ = ["main"]
 
@@ -126,19 +129,58 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-def _tool_label(d: Decision) -> str:
+def _tool_label(d: Decision | _PolicyRow) -> str:
     return f"{d.server_id}/{d.name}"
 
 
-def _status(d: Decision) -> tuple[str, tuple[str, ...]]:
+def _status(d: Decision | _PolicyRow) -> tuple[str, tuple[str, ...]]:
     return ("visible", ("green",)) if d.visible else ("hidden", ("red",))
 
 
+class _PolicyRow:
+    """A tool's filter decision, and the policy stage that dropped it if a
+    later stage did: shaped like a Decision for the writers."""
+
+    __slots__ = ("decision", "name", "reason", "server_id", "stage", "tool", "visible", "why")
+
+    def __init__(self, decision: Decision, stage: str | None, policy_reason: str,
+                 tool: Tool | None = None) -> None:
+        self.decision, self.stage, self.tool = decision, stage, tool
+        self.server_id, self.name = decision.server_id, decision.name
+        if stage is None or stage == "visibility":
+            self.visible, self.why, self.reason = decision.visible, decision.why, decision.reason
+        else:
+            self.visible, self.reason = False, policy_reason
+            self.why = f"[{stage}] {policy_reason.removeprefix('hidden: ')}"
+
+    def to_dict(self) -> dict[str, Any]:
+        doc = self.decision.to_dict()
+        doc.update(visible=self.visible, reason=self.reason, stage=self.stage)
+        return doc
+
+
+def _policy_rows(policy: Policy, tools: Sequence[Tool], decisions: Sequence[Decision], ctx: Any,
+                 message: str | None, focus: Any) -> tuple[list[_PolicyRow], tuple[str, ...]]:
+    try:
+        selection = policy.select(tools, ctx, message, focus)
+    except ValueError as err:
+        raise UsageError(f"--focus: {err}") from None
+    rows = [_PolicyRow(d, selection.stage_of(i), selection.reason_of(i), tools[i])
+            for i, d in enumerate(decisions)]
+    return rows, selection.stages
+
+
 def _write_decisions(
-    out: TextIO, decisions: Sequence[Decision], fmt: str, style: Style,
-    extra: dict[str, Any] | None = None,
+    out: TextIO, decisions: Sequence[Decision] | Sequence[_PolicyRow], fmt: str, style: Style,
+    extra: dict[str, Any] | None = None, stages: bool = False,
 ) -> None:
-    if fmt == "json":
+    if fmt == "mcp":
+        # The visible tools as a tools/list result, each definition as it was read.
+        kept = [d for d in decisions if d.visible]
+        tools = [_definition(d) for d in kept]
+        json.dump({"tools": tools}, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    elif fmt == "json":
         doc = dict(extra or {})
         doc["summary"] = _summary_counts(decisions)
         doc["tools"] = [d.to_dict() for d in decisions]
@@ -150,10 +192,17 @@ def _write_decisions(
             out.write("\n")
     elif fmt == "text":
         for d in decisions:
-            out.write(f"{'visible' if d.visible else 'hidden'}\t{_tool_label(d)}\t{d.why}\n")
+            stage = f"{_stage(d)}\t" if stages else ""
+            out.write(f"{'visible' if d.visible else 'hidden'}\t{stage}{_tool_label(d)}\t{d.why}\n")
     else:
-        rows = [[_status(d), (_tool_label(d), ()), (d.why, ())] for d in decisions]
-        for line in table(["STATUS", "TOOL", "WHY"], rows, style):
+        if stages:
+            rows = [[_status(d), (_stage(d), ()), (_tool_label(d), ()), (d.why, ())]
+                    for d in decisions]
+            lines = table(["STATUS", "STAGE", "TOOL", "WHY"], rows, style)
+        else:
+            rows = [[_status(d), (_tool_label(d), ()), (d.why, ())] for d in decisions]
+            lines = table(["STATUS", "TOOL", "WHY"], rows, style)
+        for line in lines:
             out.write(line + "\n")
         counts = _summary_counts(decisions)
         out.write(style(
@@ -162,7 +211,20 @@ def _write_decisions(
         ) + "\n")
 
 
-def _summary_counts(decisions: Sequence[Decision]) -> dict[str, int]:
+def _definition(d: Decision | _PolicyRow) -> dict[str, Any]:
+    tool = d.tool if isinstance(d, _PolicyRow) else None
+    return tool.to_mcp() if tool is not None else {"name": d.name}
+
+
+def _stage(d: Decision | _PolicyRow) -> str:
+    """The stage that decided: the one that dropped the tool, or ``kept``."""
+    stage = getattr(d, "stage", None)
+    if stage is None:
+        return "kept" if d.visible else "visibility"
+    return str(stage)
+
+
+def _summary_counts(decisions: Sequence[Decision] | Sequence[_PolicyRow]) -> dict[str, int]:
     visible = sum(d.visible for d in decisions)
     return {"tools": len(decisions), "visible": visible, "hidden": len(decisions) - visible}
 
@@ -186,12 +248,12 @@ def _expectations(args: argparse.Namespace) -> list[tuple[str, str, str, str]]:
 
 
 def _check_expectations(
-    expectations: Iterable[tuple[str, str, str, str]], decisions: Sequence[Decision],
+    expectations: Iterable[tuple[str, str, str, str]], decisions: Sequence[_PolicyRow],
 ) -> list[dict[str, Any]]:
     expectations = list(expectations)
     if not expectations:
         return []
-    by_tool: dict[tuple[str, str], list[Decision]] = {}
+    by_tool: dict[tuple[str, str], list[_PolicyRow]] = {}
     for d in decisions:
         by_tool.setdefault((d.server_id, d.name), []).append(d)
     results = []
@@ -215,14 +277,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
     config = _load_config(args.config, args.command)
     tools = _read_catalogs(args.catalogs, args.server_id)
     decisions = _explain_all(Explainer(config.filter), tools, ctx, args.progress)
-    results = _check_expectations(expectations, decisions)
-    shown = decisions
+    rows, stages = _policy_rows(Policy.from_parts(config), tools, decisions, ctx, args.message,
+                                args.focus)
+    results = _check_expectations(expectations, rows)
+    shown = rows
     if args.only != "all":
-        shown = [d for d in decisions if d.visible == (args.only == "visible")]
+        shown = [d for d in rows if d.visible == (args.only == "visible")]
     out = sys.stdout
     fmt = _resolve_format(args.format, out)
-    extra = {"config": args.config, "ctx": ctx, "expectations": results}
-    _write_decisions(out, shown, fmt, Style(wants_color(out, args.color)), extra)
+    extra = {"config": args.config, "ctx": ctx, "message": args.message, "focus": args.focus,
+             "stages": list(stages), "expectations": results}
+    _write_decisions(out, shown, fmt, Style(wants_color(out, args.color)), extra,
+                     stages=len(stages) > 1)
     out.flush()
     err_style = Style(wants_color(sys.stderr, args.color))
     failed = [r for r in results if not r["ok"]]
@@ -237,25 +303,27 @@ def _cmd_check(args: argparse.Namespace) -> int:
 # --- explain -------------------------------------------------------------------------
 
 
-def _explain_text(d: Decision, style: Style) -> list[str]:
-    status = style("visible", "green", "bold") if d.visible else style("hidden", "red", "bold")
+def _explain_text(row: _PolicyRow, style: Style) -> list[str]:
+    d = row.decision
+    status = style("visible", "green", "bold") if row.visible else style("hidden", "red", "bold")
     lines = [f"{style(_tool_label(d), 'bold')}: {status}"]
 
     def field(label: str, value: str) -> None:
         lines.append(f"  {style(f'{label:<9}', 'dim')}{value}")
 
-    field("why", d.why)
-    field("step", d.step)
+    field("stage", _stage(row))
+    field("why", row.why)
+    field("step", f"{d.step} (the filter: {'visible' if d.visible else 'hidden'})")
     p = d.pattern
     if p is not None:
         parts = [p.kind]
         if p.kind == "string":
             parts.append(f"server glob {json.dumps(p.server_glob, ensure_ascii=False)}, "
                          f"tool glob {json.dumps(p.tool_glob, ensure_ascii=False)}")
-        if p.loose:
+        if p.kind in ("string", "regex") and p.loose:
             parts.append("loose" + (f", folded {json.dumps(p.folded, ensure_ascii=False)}"
                                     if p.folded is not None else ""))
-        else:
+        elif p.kind in ("string", "regex"):
             parts.append("exact")
         if d.matched_on is not None:
             parts.append(f"matched the {d.matched_on} form")
@@ -264,6 +332,11 @@ def _explain_text(d: Decision, style: Style) -> list[str]:
           f"name {json.dumps(d.folded_name, ensure_ascii=False)} (what exclude patterns match)")
     field("refresh", "kept by static_visible (functions decide at read time)"
           if d.static_visible else "dropped by static_visible (never stored by a catalog)")
+    if d.hints is not None and (d.hints or d.effective_hints is not None):
+        given = ", ".join(f"{k}={'true' if v else 'false'}" for k, v in d.hints.items())
+        field("hints", f"given: {given or 'none'}" + (
+            "" if d.trusted is None else
+            f"; {'trusted' if d.trusted else 'not trusted (defaults apply)'}"))
     if d.calls:
         for i, call in enumerate(d.calls):
             field("calls" if i == 0 else "", call.describe())
@@ -281,20 +354,69 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         for tool in _read_catalogs(args.catalog, None):
             known.setdefault((tool.server_id, tool.name), tool)
     explainer = Explainer(config.filter)
-    decisions = []
+    policy = Policy.from_parts(config)
+    # The focus and budget stages depend on the turn's other tools: the
+    # catalogs' tools when given, else the named tools together.
+    chosen: list[Tool] = []
     for (server, name), text in zip(targets, args.tools, strict=True):
         found = known.get((server, name))
         if found is None and args.catalog:
             raise UsageError(f"{text!r} is not in the given catalogs")
-        decisions.append(explainer.explain(found or Tool(server, name), ctx))
+        chosen.append(found or Tool(server, name))
+    turn = list(known.values()) if args.catalog else chosen
+    decisions = [explainer.explain(tool, ctx) for tool in turn]
+    rows, _ = _policy_rows(policy, turn, decisions, ctx, args.message, args.focus)
+    by_tool = {id(tool): row for tool, row in zip(turn, rows, strict=True)}
+    picked = [by_tool[id(tool)] for tool in chosen]
     out = sys.stdout
     if args.format == "json":
-        json.dump([d.to_dict() for d in decisions], out, ensure_ascii=False, indent=2)
+        json.dump([row.to_dict() for row in picked], out, ensure_ascii=False, indent=2)
         out.write("\n")
     else:
         style = Style(wants_color(out, args.color))
-        blocks = ["\n".join(_explain_text(d, style)) for d in decisions]
+        blocks = ["\n".join(_explain_text(row, style)) for row in picked]
         out.write("\n\n".join(blocks) + "\n")
+    return 0
+
+
+# --- lint ----------------------------------------------------------------------------
+
+
+def _cmd_lint(args: argparse.Namespace) -> int:
+    deny = []
+    for text in args.deny_visible:
+        try:
+            deny.append((text, deny_rule(text)))
+        except ValueError as err:  # PatternError too: a CEL rule that does not compile
+            raise UsageError(f"--deny-visible {text!r}: {err}") from None
+    ctx = _parse_ctx(args.ctx)
+    config = _load_config(args.config, args.command)
+    tools = _read_catalogs(args.catalogs, args.server_id)
+    try:
+        findings = lint(config, tools, ctx=ctx, message=args.message, focus=args.focus, deny=deny)
+    except ValueError as err:
+        raise UsageError(f"--focus: {err}") from None
+    out = sys.stdout
+    denied = [f for f in findings if f.kind == "denied"]
+    warnings_ = [f for f in findings if f.kind != "denied"]
+    if args.format == "json":
+        json.dump({"config": args.config, "tools": len(tools),
+                   "findings": [f.to_dict() for f in findings]}, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    else:
+        style = Style(wants_color(out, args.color))
+        for f in warnings_:
+            out.write(f"{style('warning', 'yellow', 'bold')} {f.kind}: {f.where}: {f.message}\n")
+            for name in f.tools[:10]:
+                out.write(f"    {name}\n")
+        for f in denied:
+            out.write(f"{style('DENIED', 'red', 'bold')} {f.message}:\n")
+            for name in f.tools:
+                out.write(f"    {name}\n")
+        out.write(style(f"{len(tools)} tools: {len(warnings_)} warnings, "
+                        f"{len(denied)} failed assertions", "bold") + "\n")
+    if denied or (args.strict and warnings_):
+        return 1
     return 0
 
 
@@ -302,9 +424,6 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from . import _demo
-    from .config import parse_toml
-
     if args.write_example is not None:
         return _write_example(Path(args.write_example))
     config = load_config(parse_toml(_demo.EXAMPLE_CONFIG), path="<example filters.toml>")
@@ -334,8 +453,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _write_example(directory: Path) -> int:
-    from . import _demo
-
     try:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "filters.toml").write_text(_demo.EXAMPLE_CONFIG, encoding="utf-8")
@@ -367,7 +484,7 @@ def _int_list(text: str, flag: str) -> list[int]:
 
 
 def _bench_steps(sizes: Sequence[int], counts: Sequence[int], memory: bool) -> int:
-    """How many progress messages ``_bench.run`` sends for these arguments: one
+    """How many progress messages ``bench.runner.run`` sends for these arguments: one
     catalog generation and four timings a size, one a pattern count, then the
     scalar call, the compile, the memory probe and the adversarial glob. Only
     sizes the bar; a miscount would only make it end early or late."""
@@ -375,7 +492,9 @@ def _bench_steps(sizes: Sequence[int], counts: Sequence[int], memory: bool) -> i
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from . import _bench
+    # Late: the benchmark, and the modules it takes (platform, statistics,
+    # subprocess), load only for `bench`, not for every command.
+    from ..bench import runner as _bench
 
     sizes = _int_list(args.sizes, "--sizes")
     counts = _int_list(args.counts, "--counts")
@@ -466,7 +585,11 @@ def build_parser() -> argparse.ArgumentParser:
                            "instead, to try check and explain on")
     demo.set_defaults(run=_cmd_demo)
 
-    config_help = "the filter config file (.toml or .json)"
+    config_help = "the policy (filter) config file (.toml or .json)"
+    message_help = ("the turn's user message, which activates keyword groups "
+                    "(default: none: only 'always' groups are live)")
+    focus_help = ("the focus lens's state, session:widget or session:widget:hover "
+                  "(default: none: the lens does not run)")
     ctx_help = "the ctx passed to function patterns: JSON, or @FILE holding JSON (default: null)"
 
     check = sub.add_parser(
@@ -484,9 +607,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--server-id", metavar="ID",
                        help="the server id of a single tools/list CATALOG")
     check.add_argument("--ctx", metavar="JSON", help=ctx_help)
-    check.add_argument("--format", choices=("auto", "table", "text", "json", "jsonl"),
+    check.add_argument("--message", metavar="TEXT", help=message_help)
+    check.add_argument("--focus", metavar="SESSION:WIDGET[:HOVER]", help=focus_help)
+    check.add_argument("--format", choices=("auto", "table", "text", "json", "jsonl", "mcp"),
                        default="auto",
-                       help="table on a terminal, tab-separated text when piped (default: auto)")
+                       help="table on a terminal, tab-separated text when piped (default: auto); "
+                            "mcp: the visible tools as a tools/list result")
     check.add_argument("--only", choices=("all", "visible", "hidden"), default="all",
                        help="which tools to print (default: all)")
     check.add_argument("--expect-visible", action="append", default=[], metavar="SERVER/TOOL",
@@ -510,12 +636,42 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("tools", nargs="+", metavar="SERVER/TOOL",
                          help="the tool, split at the first '/'")
     explain.add_argument("--ctx", metavar="JSON", help=ctx_help)
+    explain.add_argument("--message", metavar="TEXT", help=message_help)
+    explain.add_argument("--focus", metavar="SESSION:WIDGET[:HOVER]", help=focus_help)
     explain.add_argument("--catalog", action="append", default=[], metavar="CATALOG",
                          help="take the tool record (description, schema) from this catalog, "
                               "for function patterns that read it; repeatable")
     explain.add_argument("--format", choices=("text", "json"), default="text",
                          help="default: text")
     explain.set_defaults(run=_cmd_explain)
+
+    lint_parser = sub.add_parser(
+        "lint", parents=[common],
+        help="find patterns that do nothing, and assert what stays hidden",
+        description="Checks a policy against tool catalogs. Warns of static patterns that "
+                    "match no tool, include patterns that match only loosely, and patterns "
+                    "shadowed by an earlier one of the same option. --deny-visible RULE "
+                    "asserts that no tool the rule matches is visible under the whole policy "
+                    "(for --ctx, --message, --focus); RULE is 'annotations: destructiveHint' "
+                    "(hints, comma-separated, 'hint=false' for false), 'cel: EXPR' or a "
+                    "server/tool glob. Exits 1 when an assertion fails (or, with --strict, "
+                    "when there is a warning).",
+    )
+    lint_parser.add_argument("--config", required=True, metavar="FILE", help=config_help)
+    lint_parser.add_argument("catalogs", nargs="+", metavar="CATALOG",
+                             help="a catalog file: FILE or SERVER=FILE")
+    lint_parser.add_argument("--server-id", metavar="ID",
+                             help="the server id of a single tools/list CATALOG")
+    lint_parser.add_argument("--ctx", metavar="JSON", help=ctx_help)
+    lint_parser.add_argument("--message", metavar="TEXT", help=message_help)
+    lint_parser.add_argument("--focus", metavar="SESSION:WIDGET[:HOVER]", help=focus_help)
+    lint_parser.add_argument("--deny-visible", action="append", default=[], metavar="RULE",
+                             help="fail (exit 1) if a tool RULE matches is visible; repeatable")
+    lint_parser.add_argument("--strict", action="store_true",
+                             help="exit 1 on warnings too")
+    lint_parser.add_argument("--format", choices=("text", "json"), default="text",
+                             help="default: text")
+    lint_parser.set_defaults(run=_cmd_lint)
 
     bench = sub.add_parser(
         "bench", parents=[common], help="run the standard workload and print the ratio table",

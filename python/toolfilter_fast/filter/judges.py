@@ -1,0 +1,106 @@
+"""How the fast path reads a tool's hints and runs expression patterns.
+
+Annotation patterns themselves are matched in the core (``rust/hints.rs``);
+what Python needs is a tool's raw hint byte for objects the core does not
+read in place, and, for expression (CEL) patterns, the ``tool`` value the
+expression sees, built here and run by the core's CEL engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .. import _core
+from .._tool import HINTS, Tool, raw_hints
+from .entries import Cel
+
+__all__ = ["CelJudge", "TrustedServers", "cel_tool", "effective_hints", "hints_of"]
+
+
+def hints_of(tool: Any) -> int:
+    """The raw hint byte of ``tool``: a ``Tool`` keeps it; any other object's
+    ``annotations`` attribute is read (missing: no hints)."""
+    if type(tool) is Tool:
+        return tool._hints
+    return raw_hints(getattr(tool, "annotations", None))
+
+
+class TrustedServers:
+    """The server globs of a ``trusted`` list, matched exactly."""
+
+    __slots__ = ("_everyone", "_globs")
+
+    def __init__(self, globs: tuple[str, ...]) -> None:
+        self._everyone = "*" in globs
+        self._globs = tuple(_core.SegmentGlob(glob, False) for glob in globs)
+
+    def __call__(self, server_id: str) -> bool:
+        return self._everyone or any(glob.is_match(server_id) for glob in self._globs)
+
+
+def effective_hints(raw: int, trusted: bool) -> dict[str, bool]:
+    """The four hints as a pattern sees them (see :class:`~toolfilter_fast.Annotations`)."""
+    bits = _core.effective_hints(raw, trusted)
+    return {key: bool(bits >> i & 1) for i, key in enumerate(HINTS)}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def cel_tool(tool: Any, server_id: str, name: str, trusted: bool) -> dict[str, Any]:
+    """The ``tool`` value an expression sees. ``tool`` may be None (a pair
+    batch knows the two strings only): its other fields are then null."""
+    meta = getattr(tool, "meta", None)
+    return {
+        "server_id": server_id,
+        "name": name,
+        "title": _text(getattr(tool, "title", None)),
+        "description": _text(getattr(tool, "description", None)),
+        "annotations": effective_hints(0 if tool is None else hints_of(tool), trusted),
+        "meta": meta if isinstance(meta, Mapping) else None,
+    }
+
+
+class CelJudge:
+    """One compiled expression pattern. Called as a function pattern
+    ``(tool, ctx) -> bool`` when it is dynamic (it raises when the expression
+    gives no verdict, so that the caller fails closed), and through
+    :meth:`verdict` when it is static."""
+
+    __slots__ = ("entry", "program", "trusted")
+
+    def __init__(self, entry: Cel, program: _core.CelProgram) -> None:
+        self.entry = entry
+        self.program = program
+        self.trusted = TrustedServers(entry.trusted)
+
+    @property
+    def dynamic(self) -> bool:
+        return self.program.reads_ctx
+
+    def verdict(
+        self, tool: Any, server_id: str, name: str, ctx: Any,
+    ) -> tuple[bool | None, str | None]:
+        """``(verdict, None)``, or ``(None, why)`` when there is none."""
+        value = cel_tool(tool, server_id, name, self.trusted(server_id))
+        return self.program.evaluate(value, ctx)
+
+    def __call__(self, tool: Any, ctx: Any) -> bool:
+        server_id, name = tool.server_id, tool.name
+        verdict, why = self.verdict(tool, server_id, name, ctx)
+        if verdict is None:
+            raise CelFailure(why or "no verdict")
+        return verdict
+
+    def __repr__(self) -> str:
+        return repr(self.entry)
+
+
+class CelFailure(Exception):
+    """An expression pattern gave no verdict (it fails closed)."""
+
+
+#: A static judge: ``(tool or None, server_id, name) -> matched``.
+StaticJudge = Callable[[Any, str, str], bool]

@@ -1,0 +1,121 @@
+"""The Policy spelled out in plain Python: each stage a loop over the tools,
+on the reference filter, groups and lens. The oracle of the property tests
+and the baseline of the benchmarks; the focus state and the selection
+(``policy.model``) and the config reader are shared with the fast path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..config import load_config, load_file
+from ..groups.model import GroupMode, ToolFilterGroup
+from ..policy.model import STAGES, Focus, Selection, check_max_tools
+from .filter import ToolFilter
+from .focus import FocusLens
+from .groups import GroupFilter, group_glob_match
+from .text import text_of
+
+__all__ = ["Policy"]
+
+
+class Policy:
+    """Reference Policy: same API and selections as ``toolfilter_fast.Policy``."""
+
+    def __init__(
+        self,
+        *,
+        filter: ToolFilter | None = None,
+        groups: GroupFilter | Iterable[ToolFilterGroup | Mapping[str, Any]] | None = None,
+        focus_lens: Mapping[str, Any] | None = None,
+        max_tools: int | None = None,
+    ) -> None:
+        self.filter = filter if filter is not None else ToolFilter.compile()
+        self.groups = groups if isinstance(groups, GroupFilter) else GroupFilter(groups or ())
+        self.focus_lens = dict(focus_lens or {})
+        self.max_tools = check_max_tools(max_tools, "max_tools")
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], *, path: str | None = None) -> Policy:
+        parts = load_config(config, path=path, cls=_any(ToolFilter), group_cls=GroupFilter)
+        return cls(filter=_any(parts.filter), groups=_any(parts.group_filter),
+                   focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"))
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Policy:
+        parts = load_file(path, cls=_any(ToolFilter), group_cls=GroupFilter)
+        return cls(filter=_any(parts.filter), groups=_any(parts.group_filter),
+                   focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"))
+
+    def select(self, tools: Iterable[Any], ctx: Any = None, message: str | None = None,
+               focus: Any = None) -> Selection:
+        items = list(tools)
+        if message is not None and not isinstance(message, str):
+            raise TypeError(f"message must be str or None, not {type(message).__name__}")
+        focus = Focus.parse(focus)
+        lens = self.focus_lens
+        if focus is not None and lens.get("mode") == "all":
+            focus = None
+        stage: list[str | None] = [None] * len(items)
+        ran = ["visibility"]
+        private = self.filter.dynamic
+
+        for i, keep in enumerate(self.filter.mask(items, ctx)):
+            if not keep:
+                stage[i] = "visibility"
+
+        if self.groups.groups:
+            ran.append("groups")
+            live = [self.groups.groups[g] for g in self.groups.active_groups(message or "")]
+            for i, tool in enumerate(items):
+                if stage[i] is None:
+                    flat = f"{text_of(tool.server_id)}__{text_of(tool.name)}"
+                    if not any(group_glob_match(p, flat) for g in live for p in g.tools):
+                        stage[i] = "groups"
+            if any(g.mode is GroupMode.DYNAMIC for g in self.groups.groups):
+                private = True
+
+        if focus is not None:
+            ran.append("focus")
+            private = True
+            focused = focus.focused_id if focus.focused_id is not None else lens.get("focused_id")
+            hover = focus.hover_id if focus.hover_id is not None else lens.get("hover_id")
+            if lens.get("mode") == "focused":
+                hover = None
+            alive = [i for i in range(len(items)) if stage[i] is None]
+            cap = lens.get("max_tools")
+            kept = FocusLens.filter(
+                [items[i] for i in alive], "hover" if hover not in (None, focused) else "focused",
+                session_id=focus.session_id, focused_id=focused, hover_id=hover,
+                max_tools=len(alive) if cap is None else cap,
+            )
+            # The lens answers in its own order, each kept object once: match
+            # them to places in input order, each place at most once.
+            for i in alive:
+                match = next((k for k, obj in enumerate(kept) if obj is items[i]), None)
+                if match is None:
+                    stage[i] = "focus"
+                else:
+                    del kept[match]
+
+        if self.max_tools is not None:
+            ran.append("budget")
+            alive = [i for i in range(len(items)) if stage[i] is None]
+            for i in alive[self.max_tools:]:
+                stage[i] = "budget"
+
+        def reason(index: int, dropped_by: str) -> str:
+            if dropped_by == "visibility":
+                return "hidden by the filter"
+            return f"hidden by the {dropped_by} stage"
+
+        order = tuple(s for s in STAGES if s in ran)
+        return Selection(items, stage, "private" if private else "public", order, reason)
+
+
+def _any(value: Any) -> Any:
+    """The reference's parts where the shared config reader's types name the
+    fast path's: they have the same API."""
+    return value

@@ -1,0 +1,119 @@
+"""The command with policies: check and explain with --message and --focus,
+and lint (findings and --deny-visible assertions), on the example catalogs."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+from toolfilter_fast.cli import main
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples" / "policy"
+CATALOGS = [str(EXAMPLES / name) for name in ("github.json", "fs.json", "ui.json")]
+POLICY = str(EXAMPLES / "policy.toml")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def by_tool(out):
+    return {tool["server_id"] + "/" + tool["name"]: tool for tool in json.loads(out)["tools"]}
+
+
+def test_check_prints_the_stage_of_every_tool(capsys):
+    code, out, _ = run(capsys, "check", "--config", POLICY, "--ctx", '{"role": "user"}',
+                       "--message", "hello", "--focus", "demo:search", "--format", "json", *CATALOGS)
+    assert code == 0
+    tools = by_tool(out)
+    assert json.loads(out)["stages"] == ["visibility", "groups", "focus", "budget"]
+    assert tools["github/get_issue"]["stage"] is None and tools["github/get_issue"]["visible"]
+    assert tools["github/delete_repository"]["stage"] == "visibility"
+    assert tools["fs/read_file"]["stage"] == "groups"  # no file word in the message
+    assert tools["ui/demo.results.open"]["stage"] == "focus"
+    assert not tools["ui/demo.results.open"]["visible"]
+    assert tools["ui/demo.results.open"]["reason"] == (
+        "hidden: 'demo.results.open' is a tool of session 'demo' but not of widget 'search'")
+    _, text, _ = run(capsys, "check", "--config", POLICY, "--message", "a file", "--format",
+                     "text", *CATALOGS)
+    lines = {line.split("\t")[2]: line.split("\t") for line in text.splitlines()}
+    assert lines["fs/read_file"][:2] == ["visible", "kept"]
+    assert lines["github/admin_add_collaborator"][:2] == ["hidden", "visibility"]
+
+
+def test_check_expectations_use_the_whole_policy(capsys):
+    code, _, err = run(capsys, "check", "--config", POLICY, "--message", "hello",
+                       "--expect-hidden", "fs/read_file", "--expect-visible", "github/get_me",
+                       "--format", "json", *CATALOGS)
+    assert code == 0, err
+    code, _, err = run(capsys, "check", "--config", POLICY, "--message", "hello",
+                       "--expect-visible", "fs/read_file", "--format", "json", *CATALOGS)
+    assert code == 1 and "[groups]" not in err and "groups" in err
+
+
+def test_explain_names_the_stage(capsys):
+    code, out, _ = run(capsys, "explain", "--config", POLICY, "--catalog", CATALOGS[1],
+                       "--message", "hello", "fs/read_file")
+    assert code == 0
+    assert "stage    groups" in out
+    code, out, _ = run(capsys, "explain", "--config", POLICY, "--format", "json",
+                       "--catalog", CATALOGS[0], "github/get_issue")
+    assert json.loads(out)[0]["stage"] is None
+
+
+def test_bad_focus_is_a_usage_error(capsys):
+    code, _, err = run(capsys, "check", "--config", POLICY, "--focus", "a.b:c", *CATALOGS)
+    assert code == 2 and "--focus" in err
+
+
+def test_lint_findings(capsys, tmp_path):
+    config = tmp_path / "p.toml"
+    config.write_text(
+        '[filter]\n'
+        'include = ["GitHub/*", "github/get_*", "github/get_issue", "nothing/here", '
+        '{annotations = {readOnlyHint = true}}]\n'
+        'exclude = ["*/delete_*", "github/delete_file", {cel = "tool.name == \\"zzz\\""}]\n'
+    )
+    code, out, _ = run(capsys, "lint", "--config", str(config), "--format", "json", *CATALOGS)
+    assert code == 0
+    found = {(f["kind"], f["where"]) for f in json.loads(out)["findings"]}
+    assert ("loose-only", "filter.include[0]") in found
+    assert ("shadowed", "filter.include[2]") in found
+    assert ("unused", "filter.include[3]") in found
+    assert ("shadowed", "filter.exclude[1]") in found
+    assert ("unused", "filter.exclude[2]") in found
+    assert not any(where == "filter.include[1]" for _, where in found)
+    code, _, _ = run(capsys, "lint", "--config", str(config), "--strict", *CATALOGS)
+    assert code == 1
+
+
+def test_lint_deny_visible(capsys, tmp_path):
+    config = tmp_path / "p.toml"
+    config.write_text('[filter]\nexclude = ["*/delete_*"]\n')
+    code, out, _ = run(capsys, "lint", "--config", str(config),
+                       "--deny-visible", "annotations: destructiveHint", *CATALOGS)
+    assert code == 1
+    assert "DENIED" in out and "github/merge_pull_request" in out and "github/delete_file" not in out
+    code, out, _ = run(capsys, "lint", "--config", POLICY, "--ctx", '{"role": "admin"}',
+                       "--deny-visible", "annotations: destructiveHint",
+                       "--deny-visible", "cel: tool.name.startsWith('delete')", *CATALOGS)
+    assert code == 0, out
+    code, out, _ = run(capsys, "lint", "--config", POLICY, "--ctx", '{"role": "admin"}',
+                       "--deny-visible", "github/admin_*", *CATALOGS)
+    assert code == 1 and "github/admin_add_collaborator" in out
+    for bad in ["annotations: readonly", "cel: tool.name ==", "no-slash"]:
+        code, _, err = run(capsys, "lint", "--config", POLICY, "--deny-visible", bad, *CATALOGS)
+        assert code == 2 and "--deny-visible" in err
+
+
+def test_check_format_mcp_prints_the_visible_definitions_unchanged(capsys):
+    code, out, _ = run(capsys, "check", "--config", POLICY, "--message", "hello",
+                       "--format", "mcp", CATALOGS[0])
+    assert code == 0
+    listed = json.loads(out)["tools"]
+    originals = {t["name"]: t for t in json.loads(pathlib.Path(CATALOGS[0]).read_text())["tools"]}
+    assert listed and all(t == originals[t["name"]] for t in listed)
+    assert [t["name"] for t in listed][:3] == ["get_me", "get_issue", "list_issues"]
+    assert "delete_repository" not in {t["name"] for t in listed}
