@@ -9,11 +9,19 @@ The table is Markdown; with ``--write`` it replaces benches/RESULTS.md.
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import subprocess
 import sys
 
 from toolfilter_fast.bench import runner as _bench
+
+
+def _load_at_end() -> str:
+    """The load average as the run ends: other work on a shared machine (a second
+    core taken) shows in the 2-thread rows."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    return f"load average {load[0]:.2f} (1 min) and {load[2]:.2f} (15 min) at the end"
 
 
 def main() -> int:
@@ -52,7 +60,7 @@ def main() -> int:
     text = (
         "# Benchmark results\n\n## Tool filter\n\n"
         f"Command: `python benches/report.py --sizes {args.sizes} --counts {args.counts}`\n\n"
-        f"Machine: {machine}\n\n"
+        f"Machine: {machine}; {_load_at_end()}\n\n"
         "Ratios are baseline time over fast time per unit, measured side by side in one run:"
         " each comparison times the fast path and its baseline in turn, round after round"
         " (medians of 3 to 9 rounds), so the fast column differs a little from row to row."
