@@ -9,8 +9,8 @@ use rustc_hash::FxHashMap;
 
 use crate::fold::Fold;
 use crate::hints::{HintPattern, HintSide};
-use crate::index::{Scratch as IndexScratch, SegmentIndex};
-use crate::rules::{fold_with, PatternIssue, RuleSet, Scratch};
+use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
+use crate::rules::{fold_with, Groups, PatternIssue, RuleSet, Scratch};
 
 /// Bits of [`StaticFilter::flags`].
 pub mod flag {
@@ -99,13 +99,22 @@ pub struct FlagScratch {
     plan: ServerPlan,
 }
 
+impl FlagScratch {
+    /// For tests: the paths meant for long names, on any name (see
+    /// [`Scratch::always_sweeping`]).
+    pub fn always_sweeping(what: Sweeping) -> Self {
+        let plan = ServerPlan { include_groups: Groups::across_all(), exclude_groups: Groups::across_all(), ..ServerPlan::default() };
+        FlagScratch { rules: Scratch::always_sweeping(what), plan }
+    }
+}
+
 /// What a batch learns once per distinct server.
 #[derive(Clone, Debug, Default)]
 struct ServerPlan {
     /// The server id under the loose fold (exclude rules are keyed by it).
     folded: Vec<u8>,
-    include_groups: Vec<u32>,
-    exclude_groups: Vec<u32>,
+    include_groups: Groups,
+    exclude_groups: Groups,
     include_regex: bool,
     exclude_regex: bool,
     /// Whether a literal `server/tool` rule of the option names this server.

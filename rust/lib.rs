@@ -22,6 +22,7 @@ pub mod literals;
 pub mod pairs;
 pub mod recycle;
 pub mod rules;
+pub mod sweep;
 pub mod trie;
 pub mod wtf8;
 

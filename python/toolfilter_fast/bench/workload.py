@@ -1,4 +1,4 @@
-"""The standard benchmark workload of spec/performance.md: deterministic, generated.
+"""The standard benchmark workload (docs/performance.md): deterministic, generated.
 
 ``catalog(n)`` builds about ``sqrt(n)`` servers of about ``sqrt(n)`` tools each, with
 server ids like ``github``, ``fs-2``, ``Slack.Enterprise`` and tool names like
