@@ -22,6 +22,7 @@ from .._tool import Tool
 from .._version import __version__
 from ..config import Config, ConfigError, load_config, load_file, parse_toml
 from ..filter.explain import Decision, Explainer
+from ..gateway import cli as gateway_cli
 from ..policy import Policy
 from . import demo as _demo
 from .catalog_files import CatalogError, read_catalog
@@ -696,7 +697,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                        help="progress bar on stderr: auto = when stderr is a terminal")
     bench.set_defaults(run=_cmd_bench)
+    _add_gateway_commands(sub, [common])
     return parser
+
+
+def _add_gateway_commands(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """``serve``, ``fetch`` and ``export``: the gateway's commands, which live in
+    ``toolfilter_fast.gateway`` (FastMCP is imported only when one runs)."""
+    gateway_cli.register(sub, parents)
 
 
 def _prepare_streams() -> None:
