@@ -13,6 +13,8 @@ pa = pytest.importorskip("pyarrow", reason="the arrow extra (pyarrow) is not ins
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow was built without Parquet")
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
 
+from _parquet_catalog import write_parts  # noqa: E402
+
 from toolfilter_fast import dask_recipe  # noqa: E402
 
 ROWS, PARTS = 200_000, 4
@@ -20,17 +22,7 @@ ROWS, PARTS = 200_000, 4
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory):
-    tools = _workload.catalog(ROWS, servers=2_000, layout="in-order", interleaved=True)
-    table = pa.table({"server_id": [t.server_id for t in tools], "name": [t.name for t in tools],
-                      "row": list(range(ROWS))})
-    folder = tmp_path_factory.mktemp("catalog")
-    step = ROWS // PARTS
-    paths = []
-    for k in range(PARTS):
-        path = folder / f"part-{k}.parquet"
-        pq.write_table(table.slice(k * step, step), path)
-        paths.append(str(path))
-    return tools, table, paths
+    return write_parts(tmp_path_factory.mktemp("catalog"), ROWS, PARTS)
 
 
 @pytest.fixture(scope="module")
