@@ -493,6 +493,15 @@ impl RuleSet {
         self.fold
     }
 
+    /// Whether every rule applies to every server alike: no literal pair,
+    /// and every server glob matches the empty server (so it is all stars,
+    /// and matches any server). A batch then resolves no server.
+    pub fn server_blind(&self) -> bool {
+        let mut groups = Groups::default();
+        self.server_groups(b"", &mut IndexScratch::default(), &mut groups);
+        self.exact.is_empty() && groups.list.len() == self.groups.len()
+    }
+
     /// The groups whose server glob matches `server` (already folded).
     pub fn server_groups(&self, server: &[u8], scratch: &mut IndexScratch, out: &mut Groups) {
         if out.across_from != usize::MAX {
