@@ -20,6 +20,7 @@ pub mod index;
 pub mod literals;
 pub mod pairs;
 pub mod recycle;
+pub mod relevance;
 pub mod rules;
 pub mod trie;
 pub mod wtf8;

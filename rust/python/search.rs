@@ -1,0 +1,181 @@
+//! Bindings for the ranked tool search: the index over tools' text, built
+//! from tuples of strings the Python side reads from each tool.
+//!
+//! Everything is read through owned handles and copied into the core's
+//! bytes before the GIL is released; no Python object is borrowed in place.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+
+use super::{bytes_str, str_bytes, type_name};
+use crate::relevance::{self, Ranking, SearchIndex, FIELDS};
+
+/// Past this many tools (or tool places), work runs with the GIL released.
+const DETACH_AT: usize = 1024;
+
+/// The ranked search index over a catalog's tools.
+#[pyclass(module = "toolfilter_fast._core", name = "SearchIndex", frozen)]
+struct PySearchIndex {
+    inner: SearchIndex,
+}
+
+type FieldBytes = [Option<Vec<u8>>; 5];
+
+/// One tool's five fields: a tuple of five `str` or None.
+fn tool_fields(item: &Bound<'_, PyAny>, index: usize) -> PyResult<FieldBytes> {
+    let tuple = item.cast::<PyTuple>().map_err(|_| {
+        PyTypeError::new_err(format!("texts[{index}] must be a tuple of 5 fields, not {}", type_name(item)))
+    })?;
+    if tuple.len() != FIELDS.len() {
+        return Err(PyValueError::new_err(format!(
+            "texts[{index}] must hold 5 fields ({}), not {}",
+            FIELDS.join(", "),
+            tuple.len()
+        )));
+    }
+    let mut out: FieldBytes = Default::default();
+    for (f, slot) in out.iter_mut().enumerate() {
+        let value = tuple.get_item(f)?;
+        if !value.is_none() {
+            let what = format!("texts[{index}][{f}] ({})", FIELDS[f]);
+            *slot = Some(str_bytes(&value, &what)?.into_owned());
+        }
+    }
+    Ok(out)
+}
+
+fn check_number(value: f64, what: &str, low: f64, high: f64, open_low: bool) -> PyResult<f64> {
+    let ok = value.is_finite() && value >= low && value <= high && !(open_low && value == low);
+    if ok {
+        Ok(value)
+    } else {
+        Err(PyValueError::new_err(format!("{what} must be a finite number in range, not {value}")))
+    }
+}
+
+/// The items of a list or tuple, or a TypeError naming `what`.
+fn items<'py>(obj: &Bound<'py, PyAny>, what: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if let Ok(list) = obj.cast::<PyList>() {
+        Ok(list.iter().collect())
+    } else if let Ok(tuple) = obj.cast::<PyTuple>() {
+        Ok(tuple.iter().collect())
+    } else {
+        Err(PyTypeError::new_err(format!("{what} must be a list or tuple, not {}", type_name(obj))))
+    }
+}
+
+/// The tool indices of `among` (a list or tuple of ints), each checked
+/// against the index's length.
+fn places(among: Option<&Bound<'_, PyAny>>, len: usize) -> PyResult<Option<Vec<usize>>> {
+    let Some(among) = among else { return Ok(None) };
+    items(among, "among")?
+        .iter()
+        .enumerate()
+        .map(|(j, item)| {
+            let value: isize = item
+                .extract()
+                .map_err(|_| PyTypeError::new_err(format!("among[{j}] must be an int, not {}", type_name(item))))?;
+            usize::try_from(value)
+                .ok()
+                .filter(|&i| i < len)
+                .ok_or_else(|| PyValueError::new_err(format!("among[{j}] = {value} is not a tool index (the index holds {len})")))
+        })
+        .collect::<PyResult<Vec<usize>>>()
+        .map(Some)
+}
+
+#[pymethods]
+impl PySearchIndex {
+    /// `texts`: a list or tuple of `(name, title, description, server, params)`
+    /// tuples, each field a `str` or None.
+    #[new]
+    #[pyo3(signature = (texts, weights, k1, b, server_evidence))]
+    fn new(
+        py: Python<'_>,
+        texts: &Bound<'_, PyAny>,
+        weights: (f64, f64, f64, f64, f64),
+        k1: f64,
+        b: f64,
+        server_evidence: f64,
+    ) -> PyResult<Self> {
+        let items = items(texts, "texts")?;
+        if items.len() >= u32::MAX as usize {
+            return Err(PyValueError::new_err("texts holds too many tools"));
+        }
+        let fields = items.iter().enumerate().map(|(i, item)| tool_fields(item, i)).collect::<PyResult<Vec<_>>>()?;
+        let (w0, w1, w2, w3, w4) = weights;
+        let mut checked = [0.0; 5];
+        for (f, (slot, value)) in checked.iter_mut().zip([w0, w1, w2, w3, w4]).enumerate() {
+            *slot = check_number(value, &format!("weights.{}", FIELDS[f]), 0.0, f64::MAX, false)?;
+        }
+        let ranking = Ranking {
+            weights: checked,
+            k1: check_number(k1, "k1", 0.0, f64::MAX, true)?,
+            b: check_number(b, "b", 0.0, 1.0, false)?,
+            server_evidence: check_number(server_evidence, "server_evidence", 0.0, f64::MAX, false)?,
+        };
+        let build = || {
+            let texts: Vec<relevance::ToolText<'_>> =
+                fields.iter().map(|tool| std::array::from_fn(|f| tool[f].as_deref())).collect();
+            SearchIndex::build(&texts, ranking)
+        };
+        let inner = if fields.len() >= DETACH_AT { py.detach(build) } else { build() };
+        Ok(PySearchIndex { inner })
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Whether `query` has any term (stop words and punctuation have none).
+    fn has_terms(&self, query: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.inner.has_terms(&str_bytes(query, "query")?))
+    }
+
+    /// The score of each tool of `among` (tool indices; all when None), in order.
+    #[pyo3(signature = (query, among=None))]
+    fn scores(&self, py: Python<'_>, query: &Bound<'_, PyAny>, among: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<f64>> {
+        let query = str_bytes(query, "query")?;
+        let among = places(among, self.inner.len())?;
+        let run = || self.inner.scores(&query, among.as_deref());
+        Ok(if self.inner.len() >= DETACH_AT { py.detach(run) } else { run() })
+    }
+
+    /// The places (into `among`, or tool indices) of the best `limit` tools,
+    /// best first; `matched_only` leaves out tools no query term reaches.
+    #[pyo3(signature = (query, limit, among=None, matched_only=false))]
+    fn rank(
+        &self,
+        py: Python<'_>,
+        query: &Bound<'_, PyAny>,
+        limit: usize,
+        among: Option<&Bound<'_, PyAny>>,
+        matched_only: bool,
+    ) -> PyResult<Vec<usize>> {
+        let query = str_bytes(query, "query")?;
+        let among = places(among, self.inner.len())?;
+        let run = || self.inner.rank(&query, limit, among.as_deref(), matched_only);
+        Ok(if self.inner.len() >= DETACH_AT { py.detach(run) } else { run() })
+    }
+}
+
+/// The index terms of `text` (names, server ids and parameters: `camel`).
+#[pyfunction]
+#[pyo3(signature = (text, camel=false))]
+fn search_terms<'py>(py: Python<'py>, text: &Bound<'py, PyAny>, camel: bool) -> PyResult<Vec<Bound<'py, PyString>>> {
+    relevance::terms(&str_bytes(text, "text")?, camel).iter().map(|term| bytes_str(py, term)).collect()
+}
+
+/// The stop words the tokenizer drops.
+#[pyfunction]
+fn search_stopwords() -> Vec<&'static str> {
+    relevance::STOPWORDS.to_vec()
+}
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySearchIndex>()?;
+    m.add_function(wrap_pyfunction!(search_terms, m)?)?;
+    m.add_function(wrap_pyfunction!(search_stopwords, m)?)?;
+    Ok(())
+}
