@@ -22,6 +22,8 @@
 
 mod tokens;
 
+use std::collections::HashMap;
+
 use rustc_hash::FxHashMap;
 
 pub use tokens::{terms, STEM_MAX, STOPWORDS};
@@ -52,60 +54,122 @@ impl Default for Ranking {
 /// One tool's text: each field generalized UTF-8, or None.
 pub type ToolText<'a> = [Option<&'a [u8]>; 5];
 
-/// Per term, the documents holding it and what it adds to each.
+/// Documents as term counts: each document's `(term, counts per field)`
+/// entries, one run after another, and its field lengths.
 #[derive(Default)]
-struct Postings {
-    lists: Vec<Vec<(u32, f64)>>,
+struct Documents {
+    entries: Vec<(u32, [u32; 5])>,
+    /// Where each document's entries start; one more at the end.
+    starts: Vec<usize>,
+    lengths: Vec<[u32; 5]>,
 }
 
-/// Term counts of one document, field by field.
-type Counts = FxHashMap<u32, [u32; 5]>;
+impl Documents {
+    fn len(&self) -> usize {
+        self.lengths.len()
+    }
+
+    fn entries(&self, doc: usize) -> &[(u32, [u32; 5])] {
+        &self.entries[self.starts[doc]..self.starts[doc + 1]]
+    }
+}
+
+/// Counts terms into a table indexed by term id, remembering which it
+/// touched: one add per token and one reset per term, no hashing.
+#[derive(Default)]
+struct Tally {
+    counts: Vec<[u32; 5]>,
+    touched: Vec<u32>,
+}
+
+impl Tally {
+    fn add(&mut self, term: u32, field: usize, times: u32) {
+        let at = term as usize;
+        if at >= self.counts.len() {
+            self.counts.resize(at + 1, [0; 5]);
+        }
+        if self.counts[at] == [0; 5] {
+            self.touched.push(term);
+        }
+        self.counts[at][field] += times;
+    }
+
+    /// Moves the counts into `docs` as one more document.
+    fn finish(&mut self, docs: &mut Documents, length: [u32; 5]) {
+        if docs.starts.is_empty() {
+            docs.starts.push(0);
+        }
+        for &term in &self.touched {
+            let counts = std::mem::take(&mut self.counts[term as usize]);
+            docs.entries.push((term, counts));
+        }
+        self.touched.clear();
+        docs.starts.push(docs.entries.len());
+        docs.lengths.push(length);
+    }
+}
+
+/// Per term, the documents holding it and what it adds to each, all lists
+/// in one array (`starts[term]..starts[term + 1]`), each in document order.
+#[derive(Default)]
+struct Postings {
+    starts: Vec<usize>,
+    docs: Vec<u32>,
+    contributions: Vec<f64>,
+}
 
 impl Postings {
-    /// BM25F over documents given as term counts and field lengths.
-    fn build(docs: &[Counts], lengths: &[[u32; 5]], vocabulary: usize, ranking: &Ranking) -> Self {
+    /// BM25F over `docs`.
+    fn build(docs: &Documents, vocabulary: usize, ranking: &Ranking) -> Self {
         let total = docs.len();
         let mut averages = [0.0f64; 5];
         for (f, average) in averages.iter_mut().enumerate() {
-            let sum: u64 = lengths.iter().map(|l| u64::from(l[f])).sum();
+            let sum: u64 = docs.lengths.iter().map(|l| u64::from(l[f])).sum();
             *average = if total > 0 { sum as f64 / total as f64 } else { 0.0 };
         }
+        // Every counted field has a weight (fields without one are not read).
         let mut df = vec![0u32; vocabulary];
-        for counts in docs {
-            for (&term, tf) in counts {
-                if tf.iter().zip(&ranking.weights).any(|(&n, &w)| n > 0 && w > 0.0) {
-                    df[term as usize] += 1;
-                }
-            }
+        for &(term, _) in &docs.entries {
+            df[term as usize] += 1;
         }
         let idf: Vec<f64> = df.iter().map(|&n| idf(n, total)).collect();
-        let mut lists: Vec<Vec<(u32, f64)>> = df.iter().map(|&n| Vec::with_capacity(n as usize)).collect();
-        // Documents in order, so each list is sorted by document.
-        for (doc, counts) in docs.iter().enumerate() {
-            let mut entries: Vec<(&u32, &[u32; 5])> = counts.iter().collect();
-            entries.sort_unstable_by_key(|(term, _)| **term);
-            for (&term, tf) in entries {
+        let mut starts = Vec::with_capacity(vocabulary + 1);
+        let mut next = 0usize;
+        for &n in &df {
+            starts.push(next);
+            next += n as usize;
+        }
+        starts.push(next);
+        let mut fill = starts[..vocabulary].to_vec();
+        let mut doc_of = vec![0u32; next];
+        let mut contributions = vec![0.0f64; next];
+        // Documents in order, so each list is in document order.
+        for doc in 0..total {
+            let length = &docs.lengths[doc];
+            for &(term, tf) in docs.entries(doc) {
                 let mut x = 0.0f64;
                 for f in 0..5 {
                     let weight = ranking.weights[f];
                     if weight > 0.0 && tf[f] > 0 {
-                        let norm = 1.0 - ranking.b + ranking.b * f64::from(lengths[doc][f]) / averages[f];
+                        let norm = 1.0 - ranking.b + ranking.b * f64::from(length[f]) / averages[f];
                         x += weight * f64::from(tf[f]) / norm;
                     }
                 }
-                if x > 0.0 {
-                    let contribution = idf[term as usize] * x / (ranking.k1 + x);
-                    lists[term as usize].push((doc as u32, contribution));
-                }
+                // x > 0: the term was counted in a field with a weight.
+                let slot = &mut fill[term as usize];
+                doc_of[*slot] = doc as u32;
+                contributions[*slot] = idf[term as usize] * x / (ranking.k1 + x);
+                *slot += 1;
             }
         }
-        Postings { lists }
+        Postings { starts, docs: doc_of, contributions }
     }
 
     /// Adds the postings of `terms`, term by term, into `scores`.
     fn add(&self, terms: &[u32], scores: &mut [f64]) {
         for &term in terms {
-            for &(doc, contribution) in &self.lists[term as usize] {
+            let range = self.starts[term as usize]..self.starts[term as usize + 1];
+            for (&doc, &contribution) in self.docs[range.clone()].iter().zip(&self.contributions[range]) {
                 scores[doc as usize] += contribution;
             }
         }
@@ -120,7 +184,7 @@ fn idf(count: u32, total: usize) -> f64 {
 /// The index: terms, tools and servers.
 pub struct SearchIndex {
     terms: Terms,
-    vocabulary: FxHashMap<Box<[u8]>, u32>,
+    vocabulary: Vocabulary,
     tools: Postings,
     servers: Postings,
     /// Each tool's server, or `NO_SERVER`.
@@ -133,22 +197,24 @@ const NO_SERVER: u32 = u32::MAX;
 
 /// Folded pieces already turned into term ids (None: a dropped piece), so a
 /// word is stemmed once however often it occurs.
-type PieceCache = FxHashMap<Box<[u8]>, Option<u32>>;
+type PieceCache = HashMap<Box<[u8]>, Option<u32>>;
+
+/// Term ids by term. The standard hasher: the multiplicative Fx hash
+/// clusters short byte strings badly enough here to cost a third of a build
+/// in key comparisons.
+type Vocabulary = HashMap<Box<[u8]>, u32>;
 
 impl SearchIndex {
     /// Indexes `tools` (at most `u32::MAX - 1` of them).
     pub fn build(tools: &[ToolText<'_>], ranking: Ranking) -> Self {
         let terms = Terms::default();
-        let mut vocabulary: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+        let mut vocabulary = Vocabulary::default();
         let mut cache = PieceCache::default();
-        let mut docs = Vec::with_capacity(tools.len());
-        let mut lengths = Vec::with_capacity(tools.len());
+        let mut tally = Tally::default();
+        let mut docs = Documents::default();
         let mut server_ids: FxHashMap<&[u8], u32> = FxHashMap::default();
         let mut server_of = Vec::with_capacity(tools.len());
-        let mut server_docs: Vec<Counts> = Vec::new();
-        let mut server_lengths: Vec<[u32; 5]> = Vec::new();
         for text in tools {
-            let mut counts = Counts::default();
             let mut length = [0u32; 5];
             for f in 0..5 {
                 let Some(field) = text[f] else { continue };
@@ -156,53 +222,27 @@ impl SearchIndex {
                     continue;
                 }
                 each_id(&terms, &mut vocabulary, &mut cache, field, CAMEL[f], |id| {
-                    counts.entry(id).or_default()[f] += 1;
+                    tally.add(id, f, 1);
                     length[f] += 1;
                 });
             }
-            let server = match text[SERVER] {
+            tally.finish(&mut docs, length);
+            server_of.push(match text[SERVER] {
                 None => NO_SERVER,
-                Some(id) => *server_ids.entry(id).or_insert_with(|| {
-                    // A new server: its own field is its id's terms, once.
-                    let mut own = Counts::default();
-                    let mut own_length = [0u32; 5];
-                    for (&term, tf) in &counts {
-                        if tf[SERVER] > 0 {
-                            own.entry(term).or_default()[SERVER] = tf[SERVER];
-                        }
-                    }
-                    own_length[SERVER] = length[SERVER];
-                    server_docs.push(own);
-                    server_lengths.push(own_length);
-                    (server_docs.len() - 1) as u32
-                }),
-            };
-            if server != NO_SERVER {
-                let (merged, merged_length) = (&mut server_docs[server as usize], &mut server_lengths[server as usize]);
-                for (&term, tf) in &counts {
-                    let slot = merged.entry(term).or_default();
-                    for f in (0..5).filter(|&f| f != SERVER) {
-                        slot[f] += tf[f];
-                    }
+                Some(id) => {
+                    let next = server_ids.len() as u32;
+                    *server_ids.entry(id).or_insert(next)
                 }
-                for f in (0..5).filter(|&f| f != SERVER) {
-                    merged_length[f] += length[f];
-                }
-                // Terms only of the server field leave an empty slot behind: harmless.
-            }
-            server_of.push(server);
-            docs.push(counts);
-            lengths.push(length);
+            });
         }
-        let tool_postings = Postings::build(&docs, &lengths, vocabulary.len(), &ranking);
-        let server_postings = Postings::build(&server_docs, &server_lengths, vocabulary.len(), &ranking);
+        let servers = merge_servers(&docs, &server_of, server_ids.len(), &mut tally);
         SearchIndex {
+            tools: Postings::build(&docs, vocabulary.len(), &ranking),
+            servers: Postings::build(&servers, vocabulary.len(), &ranking),
             terms,
             vocabulary,
-            tools: tool_postings,
-            servers: server_postings,
             server_of,
-            server_count: server_docs.len(),
+            server_count: server_ids.len(),
             ranking,
         }
     }
@@ -308,18 +348,45 @@ impl SearchIndex {
     }
 }
 
+/// Each server as one document: its tools' fields added up, but for the
+/// server field, its id's terms once (from its first tool).
+fn merge_servers(docs: &Documents, server_of: &[u32], count: usize, tally: &mut Tally) -> Documents {
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); count];
+    for (doc, &server) in server_of.iter().enumerate() {
+        if server != NO_SERVER {
+            members[server as usize].push(doc);
+        }
+    }
+    let mut servers = Documents::default();
+    for tools in &members {
+        let mut length = [0u32; 5];
+        for (k, &doc) in tools.iter().enumerate() {
+            for &(term, tf) in docs.entries(doc) {
+                for f in (0..5).filter(|&f| tf[f] > 0 && (f != SERVER || k == 0)) {
+                    tally.add(term, f, tf[f]);
+                }
+            }
+            for f in (0..5).filter(|&f| f != SERVER || k == 0) {
+                length[f] += docs.lengths[doc][f];
+            }
+        }
+        tally.finish(&mut servers, length);
+    }
+    servers
+}
+
 /// Calls `each` with the id of each term of `text`, adding new terms to the
 /// vocabulary.
 fn each_id(
     terms: &Terms,
-    vocabulary: &mut FxHashMap<Box<[u8]>, u32>,
+    vocabulary: &mut Vocabulary,
     cache: &mut PieceCache,
     text: &[u8],
     camel: bool,
     mut each: impl FnMut(u32),
 ) {
     let mut folded = Vec::new();
-    let intern = |term: &[u8], vocabulary: &mut FxHashMap<Box<[u8]>, u32>| -> u32 {
+    let intern = |term: &[u8], vocabulary: &mut Vocabulary| -> u32 {
         if let Some(&id) = vocabulary.get(term) {
             return id;
         }

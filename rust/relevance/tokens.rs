@@ -125,19 +125,30 @@ pub(crate) enum Piece<'a> {
     Pair(&'a [u8]),
 }
 
+/// The kind and length of the character at the start of `text` (not empty);
+/// ASCII without decoding.
+#[inline]
+fn next_char(text: &[u8]) -> (Kind, usize) {
+    let byte = text[0];
+    if byte < 0x80 {
+        return (if byte.is_ascii_alphanumeric() { Kind::Word } else { Kind::Separator }, 1);
+    }
+    let (code, len) = decode(text);
+    (kind(code), len)
+}
+
 /// Calls `each` with the pieces of `text` (generalized UTF-8), in order.
 pub(crate) fn pieces<'a>(text: &'a [u8], camel: bool, mut each: impl FnMut(Piece<'a>)) {
     let mut at = 0;
     while at < text.len() {
-        let (code, len) = decode(&text[at..]);
-        let here = kind(code);
+        let (here, len) = next_char(&text[at..]);
         let start = at;
         // In a paired run, where the character before this one starts.
         let mut previous = at;
         at += len;
         while at < text.len() {
-            let (code, len) = decode(&text[at..]);
-            if kind(code) != here {
+            let (kind, len) = next_char(&text[at..]);
+            if kind != here {
                 break;
             }
             if here == Kind::Paired {

@@ -28,8 +28,6 @@ FIELDS = ("name", "title", "description", "server", "params")
 #: ``scorer(query, tools) -> scores``: one finite float per tool, higher is better.
 Scorer = Callable[[str, Sequence[Any]], Sequence[float]]
 
-_MISSING = object()
-
 
 def _number(value: Any, what: str, *, low: float = 0.0, high: float = math.inf,
             open_low: bool = False) -> float:
@@ -104,24 +102,6 @@ class Ranking:
         return {"weights": {field: values.pop(field) for field in FIELDS}, **values}
 
 
-def _get(tool: Any, key: str) -> Any:
-    if isinstance(tool, Mapping):
-        return tool.get(key, _MISSING)
-    return getattr(tool, key, _MISSING)
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _schema(tool: Any) -> Any:
-    for key in ("inputSchema", "input_schema"):
-        schema = _get(tool, key)
-        if schema is not _MISSING and schema is not None:
-            return schema
-    return None
-
-
 def params_text(schema: Any) -> str | None:
     """The input schema's top-level property names and their descriptions,
     one space between each; None without any."""
@@ -143,15 +123,27 @@ def params_text(schema: Any) -> str | None:
 
 def tool_text(tool: Any) -> tuple[str | None, ...]:
     """A tool's text in :data:`FIELDS` order, each a ``str`` or None: a mapping
-    read by key (``name``, ``title``, ``description``, ``server_id``,
-    ``inputSchema``), any other object by attribute (``input_schema`` too).
-    A value that is not a ``str`` counts as missing."""
+    read by key (``name``, ``title``, ``description``, ``server_id``, and
+    ``inputSchema`` or else ``input_schema``), any other object by attribute
+    alike. A value that is not a ``str`` counts as missing."""
+    if type(tool) is dict or isinstance(tool, Mapping):
+        get = tool.get
+        name, title, description = get("name"), get("title"), get("description")
+        server, schema = get("server_id"), get("inputSchema")
+        if schema is None:
+            schema = get("input_schema")
+    else:
+        name, title = getattr(tool, "name", None), getattr(tool, "title", None)
+        description = getattr(tool, "description", None)
+        server, schema = getattr(tool, "server_id", None), getattr(tool, "inputSchema", None)
+        if schema is None:
+            schema = getattr(tool, "input_schema", None)
     return (
-        _str_or_none(_get(tool, "name")),
-        _str_or_none(_get(tool, "title")),
-        _str_or_none(_get(tool, "description")),
-        _str_or_none(_get(tool, "server_id")),
-        params_text(_schema(tool)),
+        name if isinstance(name, str) else None,
+        title if isinstance(title, str) else None,
+        description if isinstance(description, str) else None,
+        server if isinstance(server, str) else None,
+        None if schema is None else params_text(schema),
     )
 
 
