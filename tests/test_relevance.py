@@ -261,3 +261,36 @@ def _assigned(c: str) -> bool:
 @given(st.text(st.characters(codec=None).filter(_assigned), max_size=20), st.booleans())
 def test_core_tokens_equal_the_reference(text_, camel):
     assert _core.search_terms(text_, camel) == reference_relevance.tokens(text_, camel)
+
+
+_schema_part = st.one_of(st.none(), st.booleans(), st.integers(0, 3), text,
+                         st.dictionaries(st.sampled_from(["description", "type"]),
+                                         st.one_of(st.none(), text, st.integers(0, 2)),
+                                         max_size=2))
+_schema = st.one_of(
+    st.none(), st.integers(), text,
+    st.fixed_dictionaries({}, optional={
+        "properties": st.one_of(st.none(), st.lists(text, max_size=2),
+                                st.dictionaries(st.one_of(text, st.integers(0, 3)), _schema_part,
+                                                max_size=3)),
+        "type": st.just("object")}),
+)
+_dict_tool = st.fixed_dictionaries({}, optional={
+    "name": st.one_of(text, st.integers(0, 3), st.none()), "title": st.one_of(text, st.none()),
+    "description": st.one_of(text, st.integers(0, 1)), "server_id": st.one_of(text, st.none()),
+    "inputSchema": _schema, "input_schema": _schema,
+})
+
+
+@settings(max_examples=300)
+@given(st.lists(_dict_tool, max_size=6), text)
+def test_the_core_reads_dicts_as_tool_text_does(tools, query):
+    """The binding reads exact dicts itself: the same fields as tool_text."""
+    ranking = Ranking(params=1.0)
+    args = (ranking.weights, ranking.k1, ranking.b, ranking.server_evidence)
+    direct = _core.SearchIndex(tools, *args, tool_text)
+    via_python = _core.SearchIndex([tool_text(tool) for tool in tools], *args)
+    assert direct.scores(query) == via_python.scores(query)
+    for tool in tools:
+        assert _core.SearchIndex([tool], *args, tool_text).scores(query) == _core.SearchIndex(
+            [tool_text(tool)], *args).scores(query)

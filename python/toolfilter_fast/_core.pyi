@@ -145,12 +145,13 @@ def focus_discover_json(
 
 class SearchIndex:
     """BM25F with server evidence over ``(name, title, description, server, params)``
-    tuples (each a ``str`` or None); ValueError for a weight out of range."""
+    tuples (each a ``str`` or None), or with ``text_of`` over tools (exact dicts read
+    by the core, the others by ``text_of``); ValueError for a weight out of range."""
 
     def __init__(
-        self, texts: list[tuple[str | None, ...]] | tuple[tuple[str | None, ...], ...],
-        weights: tuple[float, float, float, float, float], k1: float, b: float,
-        server_evidence: float,
+        self, texts: Sequence[Any], weights: tuple[float, float, float, float, float],
+        k1: float, b: float, server_evidence: float,
+        text_of: Callable[[Any], tuple[str | None, ...]] | None = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def has_terms(self, query: str) -> bool: ...

@@ -5,8 +5,9 @@
 //! bytes before the GIL is released; no Python object is borrowed in place.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use super::{bytes_str, str_bytes, type_name};
 use crate::relevance::{self, Ranking, SearchIndex, FIELDS};
@@ -43,6 +44,71 @@ fn tool_fields(item: &Bound<'_, PyAny>, index: usize) -> PyResult<FieldBytes> {
         }
     }
     Ok(out)
+}
+
+/// A `str` value's bytes; None for anything else.
+fn text_bytes(value: Option<Bound<'_, PyAny>>) -> PyResult<Option<Vec<u8>>> {
+    match value {
+        Some(value) if value.is_instance_of::<PyString>() => Ok(Some(str_bytes(&value, "")?.into_owned())),
+        _ => Ok(None),
+    }
+}
+
+/// The `params` field of an exact dict schema, as `tool_text` makes it (the
+/// property names and descriptions, one space between each); the outer None
+/// when a part is not an exact dict, which only the Python side can judge.
+fn params_of(schema: &Bound<'_, PyDict>) -> PyResult<Option<Option<Vec<u8>>>> {
+    let py = schema.py();
+    let Some(properties) = schema.get_item(intern!(py, "properties"))? else { return Ok(Some(None)) };
+    let Ok(properties) = properties.cast_exact::<PyDict>() else { return Ok(None) };
+    let mut out: Vec<u8> = Vec::new();
+    let mut any = false;
+    let mut push = |bytes: &[u8], out: &mut Vec<u8>| {
+        if any {
+            out.push(b' ');
+        }
+        out.extend_from_slice(bytes);
+        any = true;
+    };
+    // A snapshot of the items: a key's `__eq__` may run while a value is read.
+    for item in properties.items().iter() {
+        let (key, spec): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+        if let Some(key) = text_bytes(Some(key))? {
+            push(&key, &mut out);
+        }
+        let Ok(spec) = spec.cast_exact::<PyDict>() else { return Ok(None) };
+        if let Some(description) = text_bytes(spec.get_item(intern!(py, "description"))?)? {
+            push(&description, &mut out);
+        }
+    }
+    Ok(Some(any.then_some(out)))
+}
+
+/// An exact dict tool's fields, read here as `tool_text` reads them; None
+/// sends it to `tool_text` itself.
+fn dict_fields(tool: &Bound<'_, PyDict>) -> PyResult<Option<FieldBytes>> {
+    let py = tool.py();
+    let mut schema = tool.get_item(intern!(py, "inputSchema"))?.filter(|s| !s.is_none());
+    if schema.is_none() {
+        schema = tool.get_item(intern!(py, "input_schema"))?.filter(|s| !s.is_none());
+    }
+    let params = match schema {
+        None => None,
+        Some(schema) => match schema.cast_exact::<PyDict>() {
+            Ok(schema) => match params_of(schema)? {
+                Some(params) => params,
+                None => return Ok(None),
+            },
+            Err(_) => return Ok(None),
+        },
+    };
+    Ok(Some([
+        text_bytes(tool.get_item(intern!(py, "name"))?)?,
+        text_bytes(tool.get_item(intern!(py, "title"))?)?,
+        text_bytes(tool.get_item(intern!(py, "description"))?)?,
+        text_bytes(tool.get_item(intern!(py, "server_id"))?)?,
+        params,
+    ]))
 }
 
 fn check_number(value: f64, what: &str, low: f64, high: f64, open_low: bool) -> PyResult<f64> {
@@ -88,9 +154,11 @@ fn places(among: Option<&Bound<'_, PyAny>>, len: usize) -> PyResult<Option<Vec<u
 #[pymethods]
 impl PySearchIndex {
     /// `texts`: a list or tuple of `(name, title, description, server, params)`
-    /// tuples, each field a `str` or None.
+    /// tuples, each field a `str` or None; or, with `text_of`, of tools: an
+    /// exact dict is read here, anything else through `text_of(tool)`,
+    /// which returns such a tuple.
     #[new]
-    #[pyo3(signature = (texts, weights, k1, b, server_evidence))]
+    #[pyo3(signature = (texts, weights, k1, b, server_evidence, text_of=None))]
     fn new(
         py: Python<'_>,
         texts: &Bound<'_, PyAny>,
@@ -98,12 +166,22 @@ impl PySearchIndex {
         k1: f64,
         b: f64,
         server_evidence: f64,
+        text_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let items = items(texts, "texts")?;
         if items.len() >= u32::MAX as usize {
             return Err(PyValueError::new_err("texts holds too many tools"));
         }
-        let fields = items.iter().enumerate().map(|(i, item)| tool_fields(item, i)).collect::<PyResult<Vec<_>>>()?;
+        let read = |i: usize, item: &Bound<'_, PyAny>| -> PyResult<FieldBytes> {
+            let Some(text_of) = text_of else { return tool_fields(item, i) };
+            if let Ok(dict) = item.cast_exact::<PyDict>() {
+                if let Some(fields) = dict_fields(dict)? {
+                    return Ok(fields);
+                }
+            }
+            tool_fields(&text_of.call1((item,))?, i)
+        };
+        let fields = items.iter().enumerate().map(|(i, item)| read(i, item)).collect::<PyResult<Vec<_>>>()?;
         let (w0, w1, w2, w3, w4) = weights;
         let mut checked = [0.0; 5];
         for (f, (slot, value)) in checked.iter_mut().zip([w0, w1, w2, w3, w4]).enumerate() {

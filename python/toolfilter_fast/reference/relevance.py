@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..relevance.base import Engine, ToolIndexBase
-from ..relevance.options import FIELDS, Ranking
+from ..relevance.options import FIELDS, Ranking, tool_text
 from .text import fold_lower, text_of
 
 __all__ = ["STOPWORDS", "SearchIndex", "ToolIndex", "tokens"]
@@ -341,5 +341,5 @@ class ToolIndex(ToolIndexBase):
 
     __slots__ = ()
 
-    def _make_engine(self, texts: list[tuple[str | None, ...]], ranking: Ranking) -> Engine:
-        return SearchIndex(texts, ranking)
+    def _make_engine(self, tools: tuple[Any, ...], ranking: Ranking) -> Engine:
+        return SearchIndex([tool_text(tool) for tool in tools], ranking)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from .options import Ranking, Scorer, check_limit, check_scorer, mix_scores, tool_text
+from .options import Ranking, Scorer, check_limit, check_scorer, mix_scores
 
 __all__ = ["Engine", "ToolIndexBase"]
 
@@ -45,9 +45,10 @@ class ToolIndexBase:
             raise TypeError(f"ranking must be a Ranking, not {type(ranking).__name__}")
         self.tools = tuple(tools)
         self.ranking = ranking if ranking is not None else Ranking()
-        self._engine = self._make_engine([tool_text(tool) for tool in self.tools], self.ranking)
+        self._engine = self._make_engine(self.tools, self.ranking)
 
-    def _make_engine(self, texts: list[tuple[str | None, ...]], ranking: Ranking) -> Engine:
+    def _make_engine(self, tools: tuple[Any, ...], ranking: Ranking) -> Engine:
+        """The scoring engine over ``tools`` (each read as :func:`tool_text` reads it)."""
         raise NotImplementedError
 
     def __len__(self) -> int:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import _core
 from .base import Engine, ToolIndexBase
-from .options import Ranking
+from .options import Ranking, tool_text
 
 __all__ = ["ToolIndex"]
 
@@ -14,6 +16,7 @@ class ToolIndex(ToolIndexBase):
 
     __slots__ = ()
 
-    def _make_engine(self, texts: list[tuple[str | None, ...]], ranking: Ranking) -> Engine:
-        return _core.SearchIndex(texts, ranking.weights, ranking.k1, ranking.b,
-                                 ranking.server_evidence)
+    def _make_engine(self, tools: tuple[Any, ...], ranking: Ranking) -> Engine:
+        # The core reads exact dicts itself, and asks tool_text for the rest.
+        return _core.SearchIndex(tools, ranking.weights, ranking.k1, ranking.b,
+                                 ranking.server_evidence, tool_text)
