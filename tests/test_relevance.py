@@ -72,7 +72,10 @@ def test_the_matching_tools_rank_first(index_cls):
     # A parameter's name counts once its field has a weight.
     assert index.search("path", 5) == []
     with_params = index_cls(CATALOG, Ranking(params=1.0))
-    assert names(with_params.search("path", 5)) == ["write_file"]
+    # read_file: no "path" of its own, but its server's write_file has one.
+    assert names(with_params.search("path", 5)) == ["write_file", "read_file"]
+    assert names(index_cls(CATALOG, Ranking(params=1.0, server_evidence=0)).search("path")) == [
+        "write_file"]
 
 
 def test_server_evidence_lifts_the_servers_other_tools(index_cls):
@@ -190,10 +193,10 @@ def test_scorer_replaces_or_mixes(index_cls):
     assert names(index.search("weather", 1, scorer=by_length, matched_only=False)) == [longest]
     assert names(index.search("weather", 1, scorer=by_length, scorer_weight=0.0)) == [
         "get_weather_by_city"]
-    # Matched only: the scorer reorders the tools the query finds, and no others.
+    # Matched only: the scorer reorders the tools the query finds (and their
+    # servers' tools), and no others.
     found = names(index.search("convert address", 5, scorer=by_length))
-    assert sorted(found) == ["geocode_address", "reverse_geocode"]
-    assert found[0] == "geocode_address"
+    assert found == ["find_nearby_places", "geocode_address", "reverse_geocode"]
     mixed = index.scores("address", scorer=by_length, scorer_weight=0.5)
     assert all(0.0 <= score <= 1.0 for score in mixed)
 

@@ -326,17 +326,13 @@ impl SearchIndex {
 
     /// The places (into `among`, or tool indices when None) of the best
     /// `limit` tools, best first, equal scores in input order. With
-    /// `matched_only`, a tool that no query term reaches (own score 0) is left
-    /// out, unless the query has no term at all.
+    /// `matched_only`, a tool scoring 0 (no query term in it nor in its
+    /// server's tools) is left out, unless the query has no term at all.
     pub fn rank(&self, query: &[u8], limit: usize, among: Option<&[usize]>, matched_only: bool) -> Vec<usize> {
         let scores = self.scores(query, among);
         let mut order: Vec<usize> = (0..scores.len()).collect();
         if matched_only && self.has_terms(query) {
-            let (ids, _) = self.query_ids(query);
-            let mut own = vec![0.0f64; self.len()];
-            self.tools.add(&ids, &mut own);
-            let tool = |j: usize| among.map_or(j, |places| places[j]);
-            order.retain(|&j| own[tool(j)] > 0.0);
+            order.retain(|&j| scores[j] > 0.0);
         }
         let better = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b));
         if limit < order.len() {

@@ -325,13 +325,13 @@ class SearchIndex:
              matched_only: bool = False) -> list[int]:
         """The places (into ``among``, default all tools) of the best ``limit``
         tools, best first; equal scores in input order. ``matched_only``: only
-        tools that a term of the query is found in, unless it has no term."""
+        tools scoring above 0 (a term of the query in them or in their server's
+        tools), unless the query has no term."""
         places = list(range(len(self))) if among is None else list(among)
         scores = self.scores(query, places)
         candidates = list(range(len(places)))
         if matched_only and self.has_terms(query):
-            terms = self.query_terms(query)
-            candidates = [j for j in candidates if self.tools.score(places[j], terms) > 0]
+            candidates = [j for j in candidates if scores[j] > 0]
         order = sorted(candidates, key=lambda j: (-scores[j], j))
         return order[:limit]
 

@@ -86,8 +86,9 @@ class ToolIndexBase:
              scorer_weight: float = 1.0) -> list[int]:
         """The places (into ``among``, or indices into :attr:`tools`) of the best
         ``limit`` tools, best first; equal scores in input order.
-        ``matched_only`` leaves out the tools that no term of the query is
-        found in (all tools stay candidates for a query without terms)."""
+        ``matched_only`` leaves out the tools scoring 0, which no term of the
+        query is found in, nor in their server's tools (all tools stay
+        candidates for a query without terms)."""
         query = _check_query(query)
         limit = check_limit(limit, "limit")
         scorer, scorer_weight = check_scorer(scorer, scorer_weight)
@@ -108,7 +109,7 @@ class ToolIndexBase:
     def search(self, query: str, limit: int = 20, *, matched_only: bool = True,
                scorer: Scorer | None = None, scorer_weight: float = 1.0) -> list[Any]:
         """The best ``limit`` tools for ``query``, best first (by default only
-        tools that a term of the query is found in)."""
+        tools that a term of the query is found in, or in their server's tools)."""
         picks = self.rank(query, limit, matched_only=matched_only, scorer=scorer,
                           scorer_weight=scorer_weight)
         return [self.tools[i] for i in picks]
