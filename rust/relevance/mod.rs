@@ -47,7 +47,7 @@ pub struct Ranking {
 
 impl Default for Ranking {
     fn default() -> Self {
-        Ranking { weights: [2.0, 1.0, 1.0, 1.0, 0.0], k1: 0.8, b: 0.75, server_evidence: 1.0 }
+        Ranking { weights: [1.5, 1.0, 1.0, 1.0, 0.0], k1: 1.2, b: 0.9, server_evidence: 1.0 }
     }
 }
 

@@ -56,13 +56,13 @@ class Ranking:
       several tools of one server); 0 turns it off.
     """
 
-    name: float = 2.0
+    name: float = 1.5
     title: float = 1.0
     description: float = 1.0
     server: float = 1.0
     params: float = 0.0
-    k1: float = 0.8
-    b: float = 0.75
+    k1: float = 1.2
+    b: float = 0.9
     server_evidence: float = 1.0
 
     def __post_init__(self) -> None:
