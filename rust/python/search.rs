@@ -1,16 +1,24 @@
 //! Bindings for the ranked tool search: the index over tools' text, built
 //! from tuples of strings the Python side reads from each tool.
 //!
-//! Everything is read through owned handles and copied into the core's
-//! bytes before the GIL is released; no Python object is borrowed in place.
+//! Every `str` is read through an owned handle, kept until the build is
+//! done, and its UTF-8 view borrowed (a `str` never changes); text put
+//! together here (a tool's parameters) is owned. The GIL is released only
+//! around the core's work on those bytes.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use super::{bytes_str, str_bytes, type_name};
+use std::borrow::Cow;
+
+use super::{bytes_str, str_bytes, string_bytes, type_name};
 use crate::relevance::{self, Ranking, SearchIndex, FIELDS};
+
+/// The places of the server id and the parameters among [`FIELDS`].
+const SERVER: usize = 3;
+const PARAMS: usize = 4;
 
 /// Past this many tools (or tool places), work runs with the GIL released.
 const DETACH_AT: usize = 1024;
@@ -21,10 +29,23 @@ struct PySearchIndex {
     inner: SearchIndex,
 }
 
-type FieldBytes = [Option<Vec<u8>>; 5];
+/// One field as read: a `str` the index borrows (held until the build is
+/// done), or text put together here.
+enum Field<'py> {
+    Str(Bound<'py, PyString>),
+    Made(Vec<u8>),
+}
 
-/// One tool's five fields: a tuple of five `str` or None.
-fn tool_fields(item: &Bound<'_, PyAny>, index: usize) -> PyResult<FieldBytes> {
+type Fields<'py> = [Option<Field<'py>>; 5];
+
+/// A field that is a `str`, held; None for anything else.
+fn str_field<'py>(value: Option<Bound<'py, PyAny>>) -> Option<Field<'py>> {
+    value.and_then(|value| value.cast_into::<PyString>().ok()).map(Field::Str)
+}
+
+/// One tool's five fields: a tuple of five `str` or None (each checked; a
+/// field that `wanted` leaves out is not kept).
+fn tool_fields<'py>(item: &Bound<'py, PyAny>, index: usize, wanted: &[bool; 5]) -> PyResult<Fields<'py>> {
     let tuple = item.cast::<PyTuple>().map_err(|_| {
         PyTypeError::new_err(format!("texts[{index}] must be a tuple of 5 fields, not {}", type_name(item)))
     })?;
@@ -35,23 +56,24 @@ fn tool_fields(item: &Bound<'_, PyAny>, index: usize) -> PyResult<FieldBytes> {
             tuple.len()
         )));
     }
-    let mut out: FieldBytes = Default::default();
+    let mut out: Fields<'py> = Default::default();
     for (f, slot) in out.iter_mut().enumerate() {
         let value = tuple.get_item(f)?;
-        if !value.is_none() {
-            let what = format!("texts[{index}][{f}] ({})", FIELDS[f]);
-            *slot = Some(str_bytes(&value, &what)?.into_owned());
+        if value.is_none() {
+            continue;
+        }
+        let value = value.cast_into::<PyString>().map_err(|value| {
+            PyTypeError::new_err(format!(
+                "texts[{index}][{f}] ({}) must be str, not {}",
+                FIELDS[f],
+                type_name(&value.into_inner())
+            ))
+        })?;
+        if wanted[f] {
+            *slot = Some(Field::Str(value));
         }
     }
     Ok(out)
-}
-
-/// A `str` value's bytes; None for anything else.
-fn text_bytes(value: Option<Bound<'_, PyAny>>) -> PyResult<Option<Vec<u8>>> {
-    match value {
-        Some(value) if value.is_instance_of::<PyString>() => Ok(Some(str_bytes(&value, "")?.into_owned())),
-        _ => Ok(None),
-    }
 }
 
 /// The `params` field of an exact dict schema, as `tool_text` makes it (the
@@ -63,50 +85,50 @@ fn params_of(schema: &Bound<'_, PyDict>) -> PyResult<Option<Option<Vec<u8>>>> {
     let Ok(properties) = properties.cast_exact::<PyDict>() else { return Ok(None) };
     let mut out: Vec<u8> = Vec::new();
     let mut any = false;
-    let mut push = |bytes: &[u8], out: &mut Vec<u8>| {
+    let mut push = |value: Option<Field<'_>>, out: &mut Vec<u8>| -> PyResult<()> {
+        let Some(Field::Str(text)) = value else { return Ok(()) };
         if any {
             out.push(b' ');
         }
-        out.extend_from_slice(bytes);
+        out.extend_from_slice(&string_bytes(&text)?);
         any = true;
+        Ok(())
     };
     // A snapshot of the items: a key's `__eq__` may run while a value is read.
     for item in properties.items().iter() {
         let (key, spec): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-        if let Some(key) = text_bytes(Some(key))? {
-            push(&key, &mut out);
-        }
+        push(str_field(Some(key)), &mut out)?;
         let Ok(spec) = spec.cast_exact::<PyDict>() else { return Ok(None) };
-        if let Some(description) = text_bytes(spec.get_item(intern!(py, "description"))?)? {
-            push(&description, &mut out);
-        }
+        push(str_field(spec.get_item(intern!(py, "description"))?), &mut out)?;
     }
     Ok(Some(any.then_some(out)))
 }
 
-/// An exact dict tool's fields, read here as `tool_text` reads them; None
-/// sends it to `tool_text` itself.
-fn dict_fields(tool: &Bound<'_, PyDict>) -> PyResult<Option<FieldBytes>> {
+/// An exact dict tool's fields, read here as `tool_text` reads them (the
+/// input schema only when `wanted` asks for the parameters); None sends it
+/// to `tool_text` itself.
+fn dict_fields<'py>(tool: &Bound<'py, PyDict>, wanted: &[bool; 5]) -> PyResult<Option<Fields<'py>>> {
     let py = tool.py();
-    let mut schema = tool.get_item(intern!(py, "inputSchema"))?.filter(|s| !s.is_none());
-    if schema.is_none() {
-        schema = tool.get_item(intern!(py, "input_schema"))?.filter(|s| !s.is_none());
+    let mut params = None;
+    if wanted[PARAMS] {
+        let mut schema = tool.get_item(intern!(py, "inputSchema"))?.filter(|s| !s.is_none());
+        if schema.is_none() {
+            schema = tool.get_item(intern!(py, "input_schema"))?.filter(|s| !s.is_none());
+        }
+        if let Some(schema) = schema {
+            let Ok(schema) = schema.cast_exact::<PyDict>() else { return Ok(None) };
+            let Some(text) = params_of(schema)? else { return Ok(None) };
+            params = text.map(Field::Made);
+        }
     }
-    let params = match schema {
-        None => None,
-        Some(schema) => match schema.cast_exact::<PyDict>() {
-            Ok(schema) => match params_of(schema)? {
-                Some(params) => params,
-                None => return Ok(None),
-            },
-            Err(_) => return Ok(None),
-        },
+    let read = |f: usize, key: &Bound<'py, PyString>| -> PyResult<Option<Field<'py>>> {
+        Ok(if wanted[f] { str_field(tool.get_item(key)?) } else { None })
     };
     Ok(Some([
-        text_bytes(tool.get_item(intern!(py, "name"))?)?,
-        text_bytes(tool.get_item(intern!(py, "title"))?)?,
-        text_bytes(tool.get_item(intern!(py, "description"))?)?,
-        text_bytes(tool.get_item(intern!(py, "server_id"))?)?,
+        read(0, intern!(py, "name"))?,
+        read(1, intern!(py, "title"))?,
+        read(2, intern!(py, "description"))?,
+        read(SERVER, intern!(py, "server_id"))?,
         params,
     ]))
 }
@@ -159,29 +181,15 @@ impl PySearchIndex {
     /// which returns such a tuple.
     #[new]
     #[pyo3(signature = (texts, weights, k1, b, server_evidence, text_of=None))]
-    fn new(
-        py: Python<'_>,
-        texts: &Bound<'_, PyAny>,
+    fn new<'py>(
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
         weights: (f64, f64, f64, f64, f64),
         k1: f64,
         b: f64,
         server_evidence: f64,
-        text_of: Option<&Bound<'_, PyAny>>,
+        text_of: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Self> {
-        let items = items(texts, "texts")?;
-        if items.len() >= u32::MAX as usize {
-            return Err(PyValueError::new_err("texts holds too many tools"));
-        }
-        let read = |i: usize, item: &Bound<'_, PyAny>| -> PyResult<FieldBytes> {
-            let Some(text_of) = text_of else { return tool_fields(item, i) };
-            if let Ok(dict) = item.cast_exact::<PyDict>() {
-                if let Some(fields) = dict_fields(dict)? {
-                    return Ok(fields);
-                }
-            }
-            tool_fields(&text_of.call1((item,))?, i)
-        };
-        let fields = items.iter().enumerate().map(|(i, item)| read(i, item)).collect::<PyResult<Vec<_>>>()?;
         let (w0, w1, w2, w3, w4) = weights;
         let mut checked = [0.0; 5];
         for (f, (slot, value)) in checked.iter_mut().zip([w0, w1, w2, w3, w4]).enumerate() {
@@ -193,12 +201,42 @@ impl PySearchIndex {
             b: check_number(b, "b", 0.0, 1.0, false)?,
             server_evidence: check_number(server_evidence, "server_evidence", 0.0, f64::MAX, false)?,
         };
+        // The core reads no field without a weight, but the server id, which
+        // groups the tools into servers.
+        let wanted: [bool; 5] = std::array::from_fn(|f| f == SERVER || checked[f] > 0.0);
+        let items = items(texts, "texts")?;
+        if items.len() >= u32::MAX as usize {
+            return Err(PyValueError::new_err("texts holds too many tools"));
+        }
+        let read = |i: usize, item: &Bound<'py, PyAny>| -> PyResult<Fields<'py>> {
+            let Some(text_of) = text_of else { return tool_fields(item, i, &wanted) };
+            if let Ok(dict) = item.cast_exact::<PyDict>() {
+                if let Some(fields) = dict_fields(dict, &wanted)? {
+                    return Ok(fields);
+                }
+            }
+            tool_fields(&text_of.call1((item,))?, i, &wanted)
+        };
+        let held = items.iter().enumerate().map(|(i, item)| read(i, item)).collect::<PyResult<Vec<_>>>()?;
+        // Borrowed from the strings `held` keeps alive until the build is done.
+        let mut bytes: Vec<[Option<Cow<'_, [u8]>>; 5]> = Vec::with_capacity(held.len());
+        for tool in &held {
+            let mut out: [Option<Cow<'_, [u8]>>; 5] = Default::default();
+            for (slot, field) in out.iter_mut().zip(tool) {
+                *slot = match field {
+                    None => None,
+                    Some(Field::Str(text)) => Some(string_bytes(text)?),
+                    Some(Field::Made(text)) => Some(Cow::Borrowed(text.as_slice())),
+                };
+            }
+            bytes.push(out);
+        }
         let build = || {
             let texts: Vec<relevance::ToolText<'_>> =
-                fields.iter().map(|tool| std::array::from_fn(|f| tool[f].as_deref())).collect();
+                bytes.iter().map(|tool| std::array::from_fn(|f| tool[f].as_deref())).collect();
             SearchIndex::build(&texts, ranking)
         };
-        let inner = if fields.len() >= DETACH_AT { py.detach(build) } else { build() };
+        let inner = if bytes.len() >= DETACH_AT { py.detach(build) } else { build() };
         Ok(PySearchIndex { inner })
     }
 

@@ -22,8 +22,6 @@
 
 mod tokens;
 
-use std::collections::HashMap;
-
 use rustc_hash::FxHashMap;
 
 pub use tokens::{terms, STEM_MAX, STOPWORDS};
@@ -195,14 +193,12 @@ pub struct SearchIndex {
 
 const NO_SERVER: u32 = u32::MAX;
 
-/// Folded pieces already turned into term ids (None: a dropped piece), so a
-/// word is stemmed once however often it occurs.
-type PieceCache = HashMap<Box<[u8]>, Option<u32>>;
+/// Pieces (as written) already turned into term ids (None: a dropped
+/// piece), so a word is folded and stemmed once however often it occurs.
+type PieceCache = FxHashMap<Box<[u8]>, Option<u32>>;
 
-/// Term ids by term. The standard hasher: the multiplicative Fx hash
-/// clusters short byte strings badly enough here to cost a third of a build
-/// in key comparisons.
-type Vocabulary = HashMap<Box<[u8]>, u32>;
+/// Term ids by term.
+type Vocabulary = FxHashMap<Box<[u8]>, u32>;
 
 impl SearchIndex {
     /// Indexes `tools` (at most `u32::MAX - 1` of them).
@@ -390,24 +386,25 @@ fn each_id(
         vocabulary.insert(term.into(), id);
         id
     };
-    tokens::pieces(text, camel, |piece| match piece {
-        tokens::Piece::Word(word) => {
-            crate::fold::Fold::Lower.apply_into(word, &mut folded);
-            let id = match cache.get(folded.as_slice()) {
-                Some(&id) => id,
-                None => {
-                    let id = terms.word(&folded).map(|term| intern(&term, vocabulary));
-                    cache.insert(folded.as_slice().into(), id);
-                    id
-                }
-            };
-            if let Some(id) = id {
-                each(id);
+    tokens::pieces(text, camel, |piece| {
+        // Keyed by the piece as written: a word seen before is neither
+        // folded nor stemmed again. A pair and a word never have the same
+        // bytes (a word holds no character of a paired script).
+        let (tokens::Piece::Word(raw) | tokens::Piece::Pair(raw)) = piece;
+        let id = match cache.get(raw) {
+            Some(&id) => id,
+            None => {
+                crate::fold::Fold::Lower.apply_into(raw, &mut folded);
+                let id = match piece {
+                    tokens::Piece::Word(_) => terms.word(&folded).map(|term| intern(&term, vocabulary)),
+                    tokens::Piece::Pair(_) => Some(intern(&folded, vocabulary)),
+                };
+                cache.insert(raw.into(), id);
+                id
             }
-        }
-        tokens::Piece::Pair(pair) => {
-            crate::fold::Fold::Lower.apply_into(pair, &mut folded);
-            each(intern(&folded, vocabulary));
+        };
+        if let Some(id) = id {
+            each(id);
         }
     });
 }
