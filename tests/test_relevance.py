@@ -154,6 +154,15 @@ def test_the_core_refuses_bad_input_without_crashing():
         _core.SearchIndex([("a", None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0)
     with pytest.raises(TypeError, match=r"texts\[0\]\[2\] \(description\) must be str"):
         _core.SearchIndex([("a", None, 3, None, None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0)
+    # A field without a weight is not indexed, but still checked.
+    with pytest.raises(TypeError, match=r"texts\[1\]\[4\] \(params\) must be str, not bytes"):
+        _core.SearchIndex([("a",) + (None,) * 4, ("a", None, None, None, b"x")],
+                          (1, 1, 1, 1, 0), 1.0, 0.5, 1.0)
+    # text_of's answer is checked like a tuple given directly; its error passes through.
+    with pytest.raises(TypeError, match=r"texts\[0\] must be a tuple"):
+        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 0.5, 1.0, lambda tool: "name")
+    with pytest.raises(ZeroDivisionError):
+        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 0.5, 1.0, lambda tool: 1 / 0)
     with pytest.raises(ValueError, match="k1 must be a finite number"):
         _core.SearchIndex([], (1, 1, 1, 1, 1), float("inf"), 0.5, 1.0)
     index = _core.SearchIndex([("a b", None, None, None, None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0)
@@ -288,12 +297,13 @@ _dict_tool = st.fixed_dictionaries({}, optional={
 @settings(max_examples=300)
 @given(st.lists(_dict_tool, max_size=6), text)
 def test_the_core_reads_dicts_as_tool_text_does(tools, query):
-    """The binding reads exact dicts itself: the same fields as tool_text."""
-    ranking = Ranking(params=1.0)
-    args = (ranking.weights, ranking.k1, ranking.b, ranking.server_evidence)
-    direct = _core.SearchIndex(tools, *args, tool_text)
-    via_python = _core.SearchIndex([tool_text(tool) for tool in tools], *args)
-    assert direct.scores(query) == via_python.scores(query)
-    for tool in tools:
-        assert _core.SearchIndex([tool], *args, tool_text).scores(query) == _core.SearchIndex(
-            [tool_text(tool)], *args).scores(query)
+    """The binding reads exact dicts itself: the same fields as tool_text
+    (with the parameters weighed, and without: then the schema is not read)."""
+    for ranking in (Ranking(params=1.0), Ranking(title=0.0)):
+        args = (ranking.weights, ranking.k1, ranking.b, ranking.server_evidence)
+        direct = _core.SearchIndex(tools, *args, tool_text)
+        via_python = _core.SearchIndex([tool_text(tool) for tool in tools], *args)
+        assert direct.scores(query) == via_python.scores(query)
+        for tool in tools:
+            assert _core.SearchIndex([tool], *args, tool_text).scores(query) == _core.SearchIndex(
+                [tool_text(tool)], *args).scores(query)
