@@ -96,6 +96,16 @@ def test_the_budget_comes_after(policy_cls):
     assert turn.stages == ("visibility", "relevance", "budget")
 
 
+def test_relevance_runs_before_the_groups(policy_cls):
+    policy = policy_cls(relevance={"top_k": 2}, max_tools=1,
+                        groups=[{"mode": "dynamic", "tools": ["maps__*"], "keywords": ["address"]}])
+    turn = policy.select(CATALOG, message="convert the address to coordinates")
+    assert turn.stages == ("visibility", "relevance", "groups", "budget")
+    assert names(turn) == ["geocode_address"]
+    # Cut by relevance before the groups saw it; the second best, by the budget.
+    assert [turn.stage_of(i) for i in (0, 3, 4, 5)] == ["relevance", None, "budget", "relevance"]
+
+
 def test_reasons_give_the_rank():
     policy = Policy(relevance={"top_k": 2})
     turn = policy.select(CATALOG, message="read a file, then write the file")

@@ -44,6 +44,8 @@ def names(tools):
 @pytest.mark.parametrize(("text", "camel", "want"), [
     ("get_weather_by_city", True, ["get", "weather", "citi"]),
     ("getBaziDetail", True, ["get", "bazi", "detail"]),
+    ("github/list-issues.v2", True, ["github", "list", "issu", "v2"]),
+    ("getBaziDetail", False, ["getbazidetail"]),
     ("HTMLParser", True, ["html", "parser"]),
     ("WeChat iPhone", False, ["wechat", "iphon"]),
     ("I'm looking at a PR", False, ["look", "pr"]),
@@ -76,6 +78,22 @@ def test_the_matching_tools_rank_first(index_cls):
     assert names(with_params.search("path", 5)) == ["write_file", "read_file"]
     assert names(index_cls(CATALOG, Ranking(params=1.0, server_evidence=0)).search("path")) == [
         "write_file"]
+
+
+def test_title_and_server_id_are_searched(index_cls):
+    tools = [{"name": "t1", "title": "Stock Quotes", "description": "Prices", "server_id": "a"},
+             {"name": "t2", "description": "Quotes of the day", "server_id": "b"},
+             {"name": "t3", "description": "Lookup", "server_id": "wikipediaSearch"}]
+    index = index_cls(tools)
+
+    def found(query):
+        return [tool["name"] for tool in index.search(query, 5)]
+
+    assert found("stock") == ["t1"]
+    assert sorted(found("quotes")) == ["t1", "t2"]
+    # The server id is cut at camelCase like a name.
+    assert found("search wikipedia") == ["t3"]
+    assert index_cls(tools, Ranking(title=0.0)).search("stock", 5) == []
 
 
 def test_server_evidence_lifts_the_servers_other_tools(index_cls):
