@@ -4,7 +4,7 @@ baselines, in one run.
     pytest benches/bench_groups.py --benchmark-enable --benchmark-group-by=group
     python benches/bench_groups.py          # the same workloads, printed as a table
 
-Workloads (spec/performance.md), deterministic: ``standard`` is 100,000 MCP names
+Workloads (docs/performance.md), deterministic: ``standard`` is 100,000 MCP names
 (plus 2,000 built-in and skill tools), 200 groups and a 2 KB user message;
 ``large`` is 200,000 names, 500 groups and a 64 KB message. Baselines in the same
 run: the reference (``toolfilter_fast.reference.GroupFilter``); what a user would

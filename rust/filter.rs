@@ -9,8 +9,8 @@ use rustc_hash::FxHashMap;
 
 use crate::fold::Fold;
 use crate::hints::{HintPattern, HintSide};
-use crate::index::SegmentIndex;
-use crate::rules::{fold_with, PatternIssue, RuleSet, Scratch};
+use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
+use crate::rules::{fold_with, Groups, PatternIssue, RuleSet, Scratch};
 
 /// Bits of [`StaticFilter::flags`].
 pub mod flag {
@@ -70,6 +70,25 @@ pub struct StaticFilter {
     /// a tool's hints, which the caller hands in beside its two strings.
     include_hints: HintSide,
     exclude_hints: HintSide,
+    /// What a batch reads of each tool (see [`Needs`]), settled whenever
+    /// the patterns are.
+    needs: Needs,
+    /// The one plan of every server, when no rule depends on the server.
+    blind: Option<ServerPlan>,
+}
+
+/// What a batch must read of each tool to decide it, for one filter: a batch
+/// does only the work its patterns need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Needs {
+    /// The server id: a rule, a regex server glob or a trusted list names
+    /// servers. Without it, one plan serves every tool.
+    pub server: bool,
+    /// The name: a string pattern of a side that decides (exclude, or an
+    /// include that is not open).
+    pub name: bool,
+    /// The raw hints: an annotation pattern.
+    pub hints: bool,
 }
 
 /// Buffers for [`StaticFilter::flags`], reused across calls so that a scalar
@@ -80,13 +99,22 @@ pub struct FlagScratch {
     plan: ServerPlan,
 }
 
+impl FlagScratch {
+    /// For tests: the paths meant for long names, on any name (see
+    /// [`Scratch::always_sweeping`]).
+    pub fn always_sweeping(what: Sweeping) -> Self {
+        let plan = ServerPlan { include_groups: Groups::across_all(), exclude_groups: Groups::across_all(), ..ServerPlan::default() };
+        FlagScratch { rules: Scratch::always_sweeping(what), plan }
+    }
+}
+
 /// What a batch learns once per distinct server.
 #[derive(Clone, Debug, Default)]
 struct ServerPlan {
     /// The server id under the loose fold (exclude rules are keyed by it).
     folded: Vec<u8>,
-    include_groups: Vec<u32>,
-    exclude_groups: Vec<u32>,
+    include_groups: Groups,
+    exclude_groups: Groups,
     include_regex: bool,
     exclude_regex: bool,
     /// Whether a literal `server/tool` rule of the option names this server.
@@ -185,7 +213,42 @@ impl StaticFilter {
             include_open,
             include_hints: HintSide::default(),
             exclude_hints: HintSide::default(),
+            needs: Needs { server: true, name: true, hints: false },
+            blind: None,
         }
+        .settled()
+    }
+
+    /// The filter with [`Needs`] and the blind plan worked out from its patterns.
+    ///
+    /// A regex server index answers alike for every server when it is empty
+    /// (never) or holds an all-star glob (always: `any_match` of the empty
+    /// server finds it). When include is open, a batch never looks at the
+    /// include side (`judge` with `include_bits` false), so only exclude's
+    /// rules count, and the blind plan's include part, unused, may be wrong.
+    fn settled(mut self) -> Self {
+        let mut index = IndexScratch::default();
+        let mut regex_blind = |servers: &SegmentIndex| servers.is_empty() || servers.any_match(b"", &mut index);
+        let include_blind =
+            self.include_open || (self.include.server_blind() && regex_blind(&self.include_regex_servers));
+        let hints = self.uses_hints();
+        let server = hints || !(include_blind && self.exclude.server_blind() && regex_blind(&self.exclude_regex_servers));
+        let name = !self.exclude.is_empty() || (!self.include_open && !self.include.is_empty());
+        self.needs = Needs { server, name, hints };
+        self.blind = (!server).then(|| self.plan(b"", &mut Scratch::default()));
+        self
+    }
+
+    /// What a batch reads of each tool.
+    pub fn needs(&self) -> Needs {
+        self.needs
+    }
+
+    /// The outcome of every tool, when it depends on nothing of the tool
+    /// (no pattern reads its server, name or hints).
+    pub fn constant_outcome(&self) -> Option<Outcome> {
+        let plan = self.blind.as_ref().filter(|_| !self.needs.name && !self.needs.hints)?;
+        Some(self.outcome(self.judge(plan, b"", b"", 0, &mut Scratch::default(), !self.include_open)))
     }
 
     /// The filter with annotation patterns on each side. Their trusted server
@@ -194,7 +257,7 @@ impl StaticFilter {
     pub fn with_hints<G: AsRef<[u8]>>(mut self, include: &[HintPattern<G>], exclude: &[HintPattern<G>]) -> Self {
         self.include_hints = HintSide::compile(include);
         self.exclude_hints = HintSide::compile(exclude);
-        self
+        self.settled()
     }
 
     /// Whether any annotation pattern needs the tools' hints.
@@ -311,27 +374,10 @@ impl StaticFilter {
         tools: impl IntoIterator<Item = (&'a [u8], &'a [u8], u8)>,
         out: &mut Vec<Outcome>,
     ) {
-        let mut scratch = Scratch::default();
-        let mut plans: FxHashMap<&[u8], ServerPlan> = FxHashMap::default();
-        let mut last: Option<(&[u8], ServerPlan)> = None;
         let tools = tools.into_iter();
         out.reserve(tools.size_hint().0);
-        for (server, tool, hints) in tools {
-            // Catalogs come grouped by server: try the previous server first.
-            if last.as_ref().is_none_or(|(s, _)| !same_bytes(s, server)) {
-                if let Some((s, plan)) = last.take() {
-                    plans.insert(s, plan);
-                }
-                let plan = match plans.remove(server) {
-                    Some(plan) => plan,
-                    None => self.plan(server, &mut scratch),
-                };
-                last = Some((server, plan));
-            }
-            let plan = &last.as_ref().expect("set just above").1;
-            let bits = self.judge(plan, server, tool, hints, &mut scratch, !self.include_open);
-            out.push(self.outcome(bits));
-        }
+        let mut decider = Decider::new(self);
+        out.extend(tools.map(|(server, tool, hints)| decider.decide(server, tool, hints)));
     }
 
     /// Decides a batch on up to `threads` threads; results in input order.
@@ -366,6 +412,77 @@ impl StaticFilter {
 
     pub fn exclude(&self) -> &RuleSet {
         &self.exclude
+    }
+}
+
+/// One thread's share of a batch: the plans of the servers it has met, and
+/// its buffers. Kept from block to block, it resolves each distinct server
+/// once, however the tools of many servers are interleaved, and allocates
+/// nothing once grown; with [`Needs::server`] off it resolves none.
+pub struct Decider<'f> {
+    filter: &'f StaticFilter,
+    scratch: Scratch,
+    /// The plan of each server met, with the server's raw bytes.
+    plans: Vec<(ServerPlan, Box<[u8]>)>,
+    /// Each server met and its plan's place in `plans`.
+    known: FxHashMap<Box<[u8]>, u32>,
+    /// The place of the last plan asked for: tools usually come grouped by
+    /// server, and then comparing the bytes is all a tool costs.
+    last: Option<u32>,
+}
+
+impl<'f> Decider<'f> {
+    pub fn new(filter: &'f StaticFilter) -> Self {
+        Decider { filter, scratch: Scratch::default(), plans: Vec::new(), known: FxHashMap::default(), last: None }
+    }
+
+    /// The place of `server`'s plan, resolved the first time it is asked for.
+    /// Meaningless (and free) when the filter's batches need no server.
+    #[inline]
+    pub fn plan_for(&mut self, server: &[u8]) -> u32 {
+        if self.filter.blind.is_some() {
+            return 0;
+        }
+        if let Some(last) = self.last {
+            if same_bytes(&self.plans[last as usize].1, server) {
+                return last;
+            }
+        }
+        let plan = match self.known.get(server) {
+            Some(&plan) => plan,
+            None => self.resolve(server),
+        };
+        self.last = Some(plan);
+        plan
+    }
+
+    #[cold]
+    fn resolve(&mut self, server: &[u8]) -> u32 {
+        let mut plan = ServerPlan::default();
+        self.filter.plan_into(server, &mut self.scratch, &mut plan);
+        let at = self.plans.len() as u32;
+        self.plans.push((plan, server.into()));
+        self.known.insert(server.into(), at);
+        at
+    }
+
+    /// Decides one tool whose server's plan is `plan` (from [`plan_for`](Self::plan_for)
+    /// with the same `server`).
+    #[inline]
+    pub fn decide_planned(&mut self, plan: u32, server: &[u8], tool: &[u8], hints: u8) -> Outcome {
+        let filter = self.filter;
+        let plan = match &filter.blind {
+            Some(blind) => blind,
+            None => &self.plans[plan as usize].0,
+        };
+        filter.outcome(filter.judge(plan, server, tool, hints, &mut self.scratch, !filter.include_open))
+    }
+
+    /// Decides one tool.
+    #[inline]
+    pub fn decide(&mut self, server: &[u8], tool: &[u8], hints: u8) -> Outcome {
+        let plan = self.plan_for(server);
+        self.decide_planned(plan, server, tool, hints)
     }
 }
 
@@ -427,6 +544,54 @@ mod tests {
         for threads in [1, 2, 3, 8] {
             assert_eq!(f.outcomes(&pairs, threads), scalar);
         }
+    }
+
+    /// Servers interleaved tool by tool (a block of thousands of servers):
+    /// one decider resolves each once and answers as the scalar path does.
+    #[test]
+    fn interleaved_servers_decide_as_scalar() {
+        let f = filter(&["s1/*", "*/read_*", "s2/x_v2", "*x*"], &["*/delete*", "s2/*_v2", "S3/Plain"]);
+        let names = ["read_a", "delete_b", "Delete-C", "x_v2", "y_v2", "plain", "ax"];
+        let servers: Vec<String> = (0..50).map(|i| format!("s{}", i % 5)).collect();
+        let mut decider = Decider::new(&f);
+        for i in 0..700 {
+            let (server, name) = (servers[(i * 7) % 50].as_bytes(), names[i % 7].as_bytes());
+            let want = f.outcome(f.flags(server, name, &mut FlagScratch::default()));
+            assert_eq!(decider.decide(server, name, 0), want, "{i}");
+        }
+        assert_eq!(decider.plans.len(), 5);
+    }
+
+    /// What a batch reads follows the patterns: nothing without any, no
+    /// server when every rule is for any server, no name for regexes alone.
+    #[test]
+    fn needs_follow_the_patterns() {
+        let needs = |include: &[&str], exclude: &[&str], regex: &[&str]| {
+            StaticFilter::compile(include, exclude, regex, &[], include.is_empty()).unwrap().needs()
+        };
+        let n = |server, name| Needs { server, name, hints: false };
+        assert_eq!(needs(&[], &[], &[]), n(false, false));
+        assert_eq!(needs(&["*"], &[], &[]), n(false, true));
+        assert_eq!(needs(&["read_*", "*/x", "**/y"], &["*_v2"], &[]), n(false, true));
+        assert_eq!(needs(&["s/*"], &[], &[]), n(true, true));
+        assert_eq!(needs(&["s/t"], &[], &[]), n(true, true));
+        assert_eq!(needs(&[], &["*/x", "s/y"], &[]), n(true, true));
+        assert_eq!(needs(&["x"], &[], &["gh*"]), n(true, true));
+        assert_eq!(needs(&["x"], &[], &["*"]), n(false, true));
+        // An open include (no string pattern) is never looked at.
+        let open = StaticFilter::compile(&["s/*"], &[], &[], &[], true).unwrap();
+        assert_eq!(open.needs(), n(false, false));
+        assert_eq!(open.constant_outcome(), Some(Outcome::Visible));
+        assert_eq!(filter(&[], &[]).constant_outcome(), Some(Outcome::Visible));
+        assert_eq!(filter(&["x"], &[]).constant_outcome(), None);
+        // A blind filter answers as the scalar path, whatever the server.
+        let f = filter(&["read_*", "*/x"], &["*_V2"]);
+        let mut decider = Decider::new(&f);
+        for (server, name) in [("a", "read_v2"), ("b", "read_1"), ("", "x"), ("c", "y")] {
+            let want = f.outcome(f.flags(server.as_bytes(), name.as_bytes(), &mut FlagScratch::default()));
+            assert_eq!(decider.decide(server.as_bytes(), name.as_bytes(), 0), want, "{server}/{name}");
+        }
+        assert!(decider.plans.is_empty());
     }
 
     #[test]

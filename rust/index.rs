@@ -16,11 +16,25 @@
 //! anything with more structure is verified against its full glob (kept in a
 //! `GlobList`, matched in linear time) only after its key hit. No glob sits in a list that every query
 //! walks, except the `*` globs, which answer at once.
+//!
+//! Verifying one glob is linear in the string, but a long string can hit the
+//! keys of many: a thousand `*a…a*b*` globs all hit in a megabyte of `a`s.
+//! So a string longer than `LONG_STRING` verifies its candidates one by one
+//! only while the bytes compared (prefixes and suffixes) and the bytes
+//! searched (the part between, for middle pieces) each stay within a few
+//! times its length; the candidates past that are left to a [`Sweep`], one
+//! pass over the string that decides them all: over their middle pieces when
+//! their ends were compared, over whole globs when not. A query's cost is
+//! then linear in the string plus what it does per candidate, with no term
+//! that multiplies the two. (A shorter string verifies every candidate at
+//! once: each costs at most a few hundred bytes.)
 
 use std::ops::ControlFlow;
+use std::sync::OnceLock;
 
-use crate::glob::{GlobList, GlobShape};
-use crate::literals::LiteralScanner;
+use crate::glob::{Fit, GlobList, GlobShape, Known};
+use crate::literals::{KeySet, LiteralScanner};
+use crate::sweep::{Sweep, SweepScratch};
 use crate::trie::{key_head, sort_by_key_bytes, ByteTrie};
 
 /// [`Candidate::verify`] of a glob that its key alone decides.
@@ -34,10 +48,108 @@ struct Candidate {
     verify: u32,
 }
 
-impl Candidate {
+/// How a query verifies its candidates.
+trait Verify {
+    /// For strings longer than `LONG_STRING`.
+    const LONG: bool;
+
+    /// Whether `c`, found by its end `known`, matches `s`, as far as is
+    /// known now (a glob left to the sweep does not, yet).
+    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList, known: Known) -> bool;
+}
+
+/// Each candidate at once: for strings up to [`LONG_STRING`] bytes, whose
+/// globs cost at most that much each to verify.
+struct AtOnce;
+
+impl Verify for AtOnce {
+    const LONG: bool = false;
+
+    /// (A short string compares the known end again: cheaper than keeping
+    /// apart what is known.)
+    #[inline(always)]
+    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList, _: Known) -> bool {
+        c.verify == NO_VERIFY || globs.is_match(c.verify, s)
+    }
+}
+
+/// Strings longer than this verify within a budget.
+const LONG_STRING: usize = 256;
+
+/// A long string's verification: candidates are compared and searched at
+/// once while a budget of bytes lasts, and are left to a sweep after.
+#[derive(Default)]
+struct Budgeted {
+    /// How many bytes the query may still compare (prefixes and suffixes)
+    /// and search (middle pieces) glob by glob.
+    compare: usize,
+    search: usize,
+    /// The `(verify slot, id)` of the candidates left to the sweeps: whole,
+    /// and (their ends compared) middle pieces only.
+    whole: Vec<(u32, u32)>,
+    middles: Vec<(u32, u32)>,
+    /// For tests: which candidates go to a sweep whatever the budget.
+    always: Option<Sweeping>,
+}
+
+/// What a test scratch leaves to the sweeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sweeping {
+    /// Every glob's middle pieces, its ends compared first.
+    Middles,
+    /// Every glob with a star, whole.
+    Whole,
+}
+
+/// Bytes a long string's query may compare, and as many search, glob by
+/// glob: this floor, plus [`BUDGET_PER_BYTE`] times the string's length. A
+/// sweep costs a few searches of the string (an automaton step per byte
+/// against a vectorized search), and its automaton is built at the first one.
+const BUDGET_FLOOR: usize = 4_096;
+const BUDGET_PER_BYTE: usize = 4;
+
+impl Budgeted {
+    fn start(&mut self, s: &[u8]) {
+        self.compare = BUDGET_FLOOR + BUDGET_PER_BYTE * s.len();
+        self.search = self.compare;
+        self.whole.clear();
+        self.middles.clear();
+    }
+}
+
+/// Takes `cost` bytes from `budget`, if they are left.
+#[inline]
+fn spend(budget: &mut usize, cost: usize) -> bool {
+    let fits = cost <= *budget;
+    *budget -= if fits { cost } else { 0 };
+    fits
+}
+
+impl Verify for Budgeted {
+    const LONG: bool = true;
+
     #[inline]
-    fn accepts(self, s: &[u8], verify: &GlobList) -> bool {
-        self.verify == NO_VERIFY || verify.is_match(self.verify, s)
+    fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList, known: Known) -> bool {
+        if c.verify == NO_VERIFY {
+            return true;
+        }
+        let g = c.verify;
+        if self.always == Some(Sweeping::Whole) || !spend(&mut self.compare, globs.ends_len(g, known)) {
+            self.whole.push((g, c.id));
+            return false;
+        }
+        match globs.fit_knowing(g, s, known) {
+            Fit::No => false,
+            Fit::Yes => true,
+            Fit::Middles => {
+                let rest = globs.middle_part(g, s);
+                if self.always.is_none() && spend(&mut self.search, rest.len()) {
+                    return globs.middles_in(g, rest);
+                }
+                self.middles.push((g, c.id));
+                false
+            }
+        }
     }
 }
 
@@ -50,9 +162,9 @@ enum Entry {
     Anchored(Candidate),
 }
 
-/// Visits the entries of a trie walk that match `s`.
-#[inline]
-fn visit_entries<F>(entries: &[Entry], whole: bool, s: &[u8], verify: &GlobList, f: &mut F) -> ControlFlow<()>
+/// Visits the entries of a trie walk that match.
+#[inline(always)]
+fn visit_entries<V: Verify, F>(entries: &[Entry], whole: bool, s: &[u8], verify: &GlobList, v: &mut V, known: Known, f: &mut F) -> ControlFlow<()>
 where
     F: FnMut(u32) -> ControlFlow<()>,
 {
@@ -60,7 +172,7 @@ where
         match *entry {
             Entry::Exact(id) if whole => f(id)?,
             Entry::Exact(_) => {}
-            Entry::Anchored(c) if c.accepts(s, verify) => f(c.id)?,
+            Entry::Anchored(c) if v.accepts(c, s, verify, known) => f(c.id)?,
             Entry::Anchored(_) => {}
         }
     }
@@ -97,65 +209,78 @@ impl InfixSet {
         Some(InfixSet { scanner: LiteralScanner::build(&keys), starts, candidates })
     }
 
-    fn keys(&self) -> usize {
-        self.starts.len() - 1
-    }
-
     #[inline]
-    fn for_each<F>(&self, s: &[u8], verify: &GlobList, seen: &mut SeenKeys, f: &mut F) -> ControlFlow<()>
+    fn for_each<V: Verify, F>(&self, s: &[u8], verify: &GlobList, v: &mut V, seen: &mut KeySet, f: &mut F) -> ControlFlow<()>
     where
         F: FnMut(u32) -> ControlFlow<()>,
     {
-        // A key may occur many times; its candidates are tried once. `seen` is
-        // started on the first hit only: most strings hit no infix at all.
-        let mut started = false;
-        self.scanner.for_each_occurrence(s, |key| {
-            if !started {
-                seen.start(self.keys());
-                started = true;
-            }
+        // Each key that occurs is reported once, however often it occurs.
+        let visit = |key: u32| {
             let key = key as usize;
-            if !seen.insert(key) {
-                return ControlFlow::Continue(());
-            }
             for &c in &self.candidates[self.starts[key] as usize..self.starts[key + 1] as usize] {
-                if c.accepts(s, verify) {
+                if v.accepts(c, s, verify, Known::Neither) {
                     f(c.id)?;
                 }
             }
             ControlFlow::Continue(())
-        })
+        };
+        match V::LONG {
+            true => self.scanner.for_each_key_long(s, seen, visit),
+            false => self.scanner.for_each_key(s, seen, visit),
+        }
     }
 }
 
-/// Which infix keys a query has already handled, as generation stamps: a new
-/// query starts by bumping the generation, not by clearing one flag per key,
-/// so its cost does not grow with the number of keys, and a query that stops
-/// early leaves nothing to clean up.
-#[derive(Default)]
-struct SeenKeys {
-    stamps: Vec<u32>,
-    generation: u32,
+/// The infix set re-filed for long strings: a candidate with a prefix (or,
+/// without one, a suffix) under that anchor in a trie of its own, and only
+/// those with neither under their infix key.
+///
+/// In a long string most keys occur: a thousand `x*a…a*` globs are all
+/// candidates in a megabyte of a's, each to be turned down by its `x`, a cost
+/// that grows with the patterns. Filed by their anchors, they are found only
+/// where the string starts (or ends) as they need, by a walk as long as the
+/// anchors at most, and the scan has left only the keys of globs that an
+/// occurrence anywhere can serve. Built by the first long string.
+#[derive(Clone, Debug)]
+struct LongInfix {
+    forward: ByteTrie<Candidate>,
+    backward: ByteTrie<Candidate>,
+    infix: Option<InfixSet>,
 }
 
-impl SeenKeys {
-    fn start(&mut self, keys: usize) {
-        if self.stamps.len() < keys {
-            self.stamps.resize(keys, 0);
+impl LongInfix {
+    fn build(infix: &InfixSet, verify: &GlobList) -> Self {
+        let (mut forward, mut backward, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+        for key in 0..infix.scanner.key_count() as u32 {
+            let bytes = infix.scanner.key(key);
+            for &c in &infix.candidates[infix.starts[key as usize] as usize..infix.starts[key as usize + 1] as usize] {
+                let parts = (c.verify != NO_VERIFY).then(|| verify.parts(c.verify)).flatten();
+                let (prefix, suffix) = parts.map_or((&b""[..], &b""[..]), |(prefix, _, suffix)| (prefix, suffix));
+                if !prefix.is_empty() {
+                    forward.push((prefix, c));
+                } else if !suffix.is_empty() {
+                    backward.push((suffix.iter().rev().copied().collect::<Vec<u8>>(), c));
+                } else {
+                    rest.push((key_head(bytes), (bytes, c)));
+                }
+            }
         }
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            // Once in 2^32 queries: old stamps could look current.
-            self.stamps.fill(0);
-            self.generation = 1;
-        }
+        LongInfix { forward: ByteTrie::build(forward), backward: ByteTrie::build(backward), infix: InfixSet::build(rest) }
     }
+}
 
-    /// Marks `key`; false when it was already marked in this query.
-    #[inline]
-    fn insert(&mut self, key: usize) -> bool {
-        std::mem::replace(&mut self.stamps[key], self.generation) != self.generation
+/// Visits the candidates of a walk over anchors (each key a prefix of what is walked).
+#[inline]
+fn visit_candidates<V: Verify, F>(candidates: &[Candidate], s: &[u8], verify: &GlobList, v: &mut V, known: Known, f: &mut F) -> ControlFlow<()>
+where
+    F: FnMut(u32) -> ControlFlow<()>,
+{
+    for &c in candidates {
+        if v.accepts(c, s, verify, known) {
+            f(c.id)?;
+        }
     }
+    ControlFlow::Continue(())
 }
 
 /// A set of segment globs, each with an id, answering "which match `s`".
@@ -172,6 +297,12 @@ pub struct SegmentIndex {
     /// A small set's globs, matched one by one: glob `i` of `verify` has
     /// id `listed[i]` (and nothing else is indexed).
     listed: Vec<u32>,
+    /// `verify`'s globs for sweeps, whole and middle pieces only, each
+    /// built by the first query that needs it; and `infix` for long
+    /// strings, built by the first. (Boxed: most indexes never build them,
+    /// and an index is moved about while it is built.)
+    sweeps: [OnceLock<Box<Sweep>>; 2],
+    long_infix: OnceLock<Box<LongInfix>>,
 }
 
 /// Sets of at most this many globs are matched glob by glob: for a tiny set
@@ -181,9 +312,28 @@ pub struct SegmentIndex {
 const SMALL_SET: usize = 4;
 
 /// Reusable per-thread buffers for queries.
-#[derive(Default)]
 pub struct Scratch {
-    seen: SeenKeys,
+    seen: KeySet,
+    /// Strings longer than this verify within a budget: [`LONG_STRING`].
+    long: usize,
+    budgeted: Budgeted,
+    sweep: SweepScratch,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch { seen: KeySet::default(), long: LONG_STRING, budgeted: Budgeted::default(), sweep: SweepScratch::default() }
+    }
+}
+
+impl Scratch {
+    /// A scratch whose queries leave candidates to a sweep, however short
+    /// the string: for tests, which compare the ways of deciding them on
+    /// strings short enough to draw at random.
+    pub fn always_sweeping(what: Sweeping) -> Self {
+        let budgeted = Budgeted { always: Some(what), ..Budgeted::default() };
+        Scratch { long: 0, budgeted, ..Scratch::default() }
+    }
 }
 
 impl SegmentIndex {
@@ -266,12 +416,54 @@ impl SegmentIndex {
                 f(id)?;
             }
         }
-        self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, verify, f))?;
-        self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, verify, f))?;
-        if let Some(infix) = &self.infix {
-            infix.for_each(s, verify, &mut scratch.seen, f)?;
+        if s.len() > scratch.long {
+            return self.long_matches(s, scratch, f);
+        }
+        self.walks(s, &mut AtOnce, &mut scratch.seen, f)
+    }
+
+    /// The walks of [`for_each_match`](Self::for_each_match) for a long
+    /// string, verifying within a budget and sweeping what is left.
+    #[inline(never)]
+    fn long_matches<F>(&self, s: &[u8], scratch: &mut Scratch, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        let Scratch { seen, budgeted, sweep, .. } = scratch;
+        budgeted.start(s);
+        self.walks(s, budgeted, seen, f)?;
+        for (whole, waiting) in [(true, &budgeted.whole), (false, &budgeted.middles)] {
+            if !waiting.is_empty() {
+                let built = self.sweeps[usize::from(whole)].get_or_init(|| Box::new(Sweep::build(&self.verify, whole)));
+                built.run(s, waiting, sweep, f)?;
+            }
         }
         ControlFlow::Continue(())
+    }
+
+    /// The trie walks and the infix scan, verifying by `v`.
+    #[inline(always)]
+    fn walks<V: Verify, F>(&self, s: &[u8], v: &mut V, seen: &mut KeySet, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        let verify = &self.verify;
+        self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, Known::Prefix, f))?;
+        self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, Known::Suffix, f))?;
+        let infix = match (&self.infix, V::LONG) {
+            (None, _) => return ControlFlow::Continue(()),
+            (Some(infix), false) => infix,
+            (Some(infix), true) => {
+                let long = self.long_infix.get_or_init(|| Box::new(LongInfix::build(infix, verify)));
+                long.forward.walk(s.iter().copied(), |c, _| visit_candidates(c, s, verify, v, Known::Prefix, f))?;
+                long.backward.walk(s.iter().rev().copied(), |c, _| visit_candidates(c, s, verify, v, Known::Suffix, f))?;
+                match &long.infix {
+                    Some(infix) => infix,
+                    None => return ControlFlow::Continue(()),
+                }
+            }
+        };
+        infix.for_each(s, verify, v, seen, f)
     }
 
     /// Whether any glob matches `s`.
@@ -299,14 +491,22 @@ mod tests {
         SegmentIndex::build(globs.iter().enumerate().map(|(i, g)| (g.as_bytes(), i as u32)))
     }
 
+    /// The matches, the same whether middle pieces are searched glob by
+    /// glob or by the sweep.
     fn matches_of(index: &SegmentIndex, s: &str) -> Vec<u32> {
-        let mut got = Vec::new();
-        let _ = index.for_each_match(s.as_bytes(), &mut Scratch::default(), &mut |id| {
-            got.push(id);
-            ControlFlow::Continue(())
+        let scratches = [Scratch::default(), Scratch::always_sweeping(Sweeping::Middles), Scratch::always_sweeping(Sweeping::Whole)];
+        let [direct, middles, whole] = scratches.map(|mut scratch| {
+            let mut got = Vec::new();
+            let _ = index.for_each_match(s.as_bytes(), &mut scratch, &mut |id| {
+                got.push(id);
+                ControlFlow::Continue(())
+            });
+            got.sort_unstable();
+            got
         });
-        got.sort_unstable();
-        got
+        assert_eq!(direct, middles, "on {s:?}");
+        assert_eq!(direct, whole, "on {s:?}");
+        direct
     }
 
     /// The ids of the globs matching `s`, the same whether the set is small
@@ -376,6 +576,28 @@ mod tests {
                 assert_eq!(all_matches(&glob_refs, &s), naive(&glob_refs, &s), "{glob_refs:?} on {s:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_long_string_sweeps_the_globs_past_the_budget() {
+        // A thousand globs whose keys all occur: a few are verified one by
+        // one, the rest wait for the sweep; the answer is each glob's own.
+        let globs: Vec<String> = (1..=1_000).map(|i| format!("*{}*b{}*", "a".repeat(i), i % 7)).collect();
+        let refs: Vec<&str> = globs.iter().map(String::as_str).collect();
+        let idx = index(&refs);
+        let s = "a".repeat(20_000) + "b3";
+        let mut scratch = Scratch::default();
+        let mut got = Vec::new();
+        let _ = idx.for_each_match(s.as_bytes(), &mut scratch, &mut |id| {
+            got.push(id);
+            ControlFlow::Continue(())
+        });
+        got.sort_unstable();
+        assert!(idx.sweeps.iter().any(|s| s.get().is_some()));
+        assert_eq!(got, naive(&refs, &s));
+        assert_eq!(idx.min_match(s.as_bytes(), &mut scratch), Some(2));
+        assert!(idx.any_match(s.as_bytes(), &mut scratch));
+        assert!(!idx.any_match(&s.as_bytes()[..20_000], &mut scratch));
     }
 
     #[test]

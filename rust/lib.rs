@@ -8,6 +8,7 @@
 //! substring search on the code points, and nothing is ever replaced lossily.
 //! The one binding module, `python`, converts Python objects at the edge.
 
+pub mod arrow;
 pub mod background;
 pub mod expr;
 pub mod filter;
@@ -22,6 +23,7 @@ pub mod pairs;
 pub mod recycle;
 pub mod relevance;
 pub mod rules;
+pub mod sweep;
 pub mod trie;
 pub mod wtf8;
 

@@ -1,22 +1,35 @@
 //! Finds which of many literal byte strings occur in a string, in one pass.
 //!
 //! An Aho-Corasick automaton of our own, kept small because the index needs
-//! only "which keys occur" (overlapping, each occurrence reported): a trie of
-//! the keys laid out breadth-first, a failure link per node (the longest proper
-//! suffix of the node's path that is also a path), and an output link to the
-//! nearest node on the failure chain where a key ends. A scan follows one
-//! transition per byte, falling back along failure links, which amortizes to
-//! linear time in the string, plus one step per reported occurrence. The
-//! root, its children and nodes with many children keep a full 256-entry row
-//! of the transition function (failure links folded in, each row copied from
-//! the one its failure chain reaches): where a scan spends most of its bytes,
-//! a step is one load.
+//! only "which keys occur", each once: a trie of the keys laid out
+//! breadth-first, a failure link per node (the longest proper suffix of the
+//! node's path that is also a path), the longest key ending at each node's
+//! path, and for each key the longest key that is a proper suffix of it. A
+//! scan follows one transition per byte, falling back along failure links,
+//! which amortizes to linear time in the string. The root, its children and
+//! nodes with many children keep a full 256-entry row of the transition
+//! function (failure links folded in, each row copied from the one its failure
+//! chain reaches): where a scan spends most of its bytes, a step is one load.
+//!
+//! The keys that end at one place are a chain, each a suffix of the one
+//! before, and the chain can be as long as the key set is deep: a thousand
+//! keys `a`, `aa`, … end at every byte of a run of `a`s. A scan that walked
+//! it at every byte would cost keys × bytes, so [`for_each_key`] reports each
+//! key once and stops a walk at the first key already reported (see there
+//! for why that loses nothing), and a scan that needs later occurrences
+//! ([`ends`], for the index's sweep) gets only the longest key ending at each
+//! place and the links to walk from it.
+//!
+//! [`for_each_key`]: LiteralScanner::for_each_key
+//! [`ends`]: LiteralScanner::ends
 //!
 //! Why not the `aho-corasick` crate, which the index used before: building its
 //! automaton was a third of compiling ten thousand patterns (a noncontiguous
 //! NFA, then a contiguous copy or a DFA, plus a prefilter), and a DFA build is
 //! quadratic in a long periodic key. This build is one sort and two passes
 //! over the nodes, linear in the total key length.
+
+use std::ops::ControlFlow;
 
 use crate::trie::{byte_runs, common_prefix, dense_table, find_edge, key_head, sort_by_key_bytes};
 
@@ -33,10 +46,9 @@ struct Node {
     /// Index in `dense` of this node's full child table, or `NONE`.
     table: u32,
     fail: u32,
-    /// The key that ends at this node, or `NONE`.
-    key: u32,
-    /// The nearest node on the failure chain (not this one) where a key ends.
-    next_output: u32,
+    /// The longest key that is a suffix of this node's path (the key ending
+    /// here, else the nearest one on the failure chain), or `NONE`.
+    out: u32,
 }
 
 /// An automaton over a set of distinct, non-empty keys; key `k` is `keys[k]`.
@@ -45,6 +57,14 @@ pub struct LiteralScanner {
     nodes: Vec<Node>,
     edges: Vec<(u8, u32)>,
     dense: Vec<[u32; 256]>,
+    /// For each key, the longest key that is a proper suffix of it, or
+    /// `NONE`: the keys ending where key `k` ends are `k`, `suffix[k]`,
+    /// `suffix[suffix[k]]`, … (a tree, each key's parent shorter).
+    suffix: Vec<u32>,
+    /// The keys' bytes, key `k` ending at `key_ends[k]`: a long scan
+    /// searches the last few keys left by themselves.
+    key_bytes: Vec<u8>,
+    key_ends: Vec<u32>,
 }
 
 impl LiteralScanner {
@@ -66,7 +86,7 @@ impl LiteralScanner {
         let node_count = 1 + (0..keys.len())
             .map(|i| key(i).len() - if i == 0 { 0 } else { common_prefix(key(i), key(i - 1)) })
             .sum::<usize>();
-        let root = Node { first: 0, count: 0, table: NONE, fail: 0, key: NONE, next_output: NONE };
+        let root = Node { first: 0, count: 0, table: NONE, fail: 0, out: NONE };
         let mut nodes = Vec::with_capacity(node_count);
         nodes.push(root);
         // While a node waits in the queue: its sorted key range and depth.
@@ -78,13 +98,13 @@ impl LiteralScanner {
             let (lo, hi, depth) = pending[at];
             let (mut lo, hi, depth) = (lo as usize, hi as usize, depth as usize);
             if lo < hi && key(lo).len() == depth {
-                nodes[at].key = order[lo];
+                nodes[at].out = order[lo];
                 lo += 1; // distinct keys: at most one ends here
             }
             nodes[at].first = edges.len() as u32;
             for (byte, lo, run_end) in byte_runs(|i| &keys[order[i] as usize], lo, hi, depth) {
                 edges.push((byte, nodes.len() as u32));
-                nodes.push(Node { key: NONE, next_output: NONE, ..root });
+                nodes.push(Node { out: NONE, ..root });
                 pending.push((lo as u32, run_end as u32, depth as u32 + 1));
                 nodes[at].count += 1;
             }
@@ -97,14 +117,37 @@ impl LiteralScanner {
             at += 1;
         }
         debug_assert_eq!(nodes.len(), node_count);
-        let mut scanner = LiteralScanner { nodes, edges, dense };
+        let key_bytes: Vec<u8> = keys.concat();
+        let key_ends = keys.iter().scan(0, |end, k| { *end += k.len() as u32; Some(*end) }).collect();
+        let mut scanner = LiteralScanner { nodes, edges, dense, suffix: vec![NONE; keys.len()], key_bytes, key_ends };
         scanner.link();
+        scanner.lend_to_leaves();
         scanner
     }
 
-    /// Sets the failure and output links, parents before children (the nodes
-    /// are in breadth-first order, so a node's failure target, which is
-    /// shallower, is always done before it), and completes each full child
+    /// Gives each leaf (a node no key continues from) the transitions of its
+    /// failure node: from a leaf every byte goes on from there anyway, and a
+    /// scan of a periodic run (`aaaa…` against `a`, `aa`, …, `a…a`) moves
+    /// between the deepest nodes at every byte. A step from a leaf is then
+    /// one lookup, not a failure and a second. Exact: with no child of its
+    /// own, a leaf's transition over any byte is its failure node's. Runs
+    /// after the links, which read the trie's own children; the failure
+    /// node, shallower, has lent or borrowed already.
+    fn lend_to_leaves(&mut self) {
+        for node in 1..self.nodes.len() {
+            let Node { count, table, fail, .. } = self.nodes[node];
+            if count == 0 && table == NONE {
+                let lender = self.nodes[fail as usize];
+                let leaf = &mut self.nodes[node];
+                (leaf.first, leaf.count, leaf.table) = (lender.first, lender.count, lender.table);
+            }
+        }
+    }
+
+    /// Sets the failure links, the longest key ending at each node and the
+    /// suffix link of each key, parents before children (the nodes are in
+    /// breadth-first order, so a node's failure target, which is shallower,
+    /// is always done before it), and completes each full child
     /// table into a row of the automaton's transition function: a byte with
     /// no child maps to where the failure links lead, so a step from such a
     /// node is one load. (The root maps those bytes to itself.)
@@ -117,11 +160,14 @@ impl LiteralScanner {
             for e in first..first + count {
                 let (byte, child) = self.edges[e as usize];
                 let fail = if node == 0 { 0 } else { self.step(fail, byte) };
-                let target = self.nodes[fail as usize];
-                let next_output = if target.key != NONE { fail } else { target.next_output };
+                // The longest key that is a proper suffix of the child's path.
+                let inherited = self.nodes[fail as usize].out;
                 let child = &mut self.nodes[child as usize];
                 child.fail = fail;
-                child.next_output = next_output;
+                match child.out {
+                    NONE => child.out = inherited,
+                    own => self.suffix[own as usize] = inherited,
+                }
             }
         }
     }
@@ -153,12 +199,21 @@ impl LiteralScanner {
         self.dense[self.nodes[node].table as usize] = row;
     }
 
-    #[inline]
+    #[inline(always)]
     fn child(&self, node: &Node, byte: u8) -> u32 {
         if node.table != NONE {
             return self.dense[node.table as usize][byte as usize];
         }
-        find_edge(&self.edges[node.first as usize..(node.first + node.count) as usize], byte).unwrap_or(NONE)
+        // Deep in the trie most nodes have one child or none: a long key is
+        // a chain of them, which a scan of a long run walks at every byte.
+        match node.count {
+            0 => NONE,
+            1 => match self.edges[node.first as usize] {
+                (b, child) if b == byte => child,
+                _ => NONE,
+            },
+            _ => find_edge(&self.edges[node.first as usize..(node.first + node.count) as usize], byte).unwrap_or(NONE),
+        }
     }
 
     /// The state after reading `byte` in `state`.
@@ -177,15 +232,17 @@ impl LiteralScanner {
         }
     }
 
-    /// Calls `f(key)` for every occurrence of every key in `s`, in the order
-    /// their ends appear (longer keys first at one end); stops when `f` breaks.
+    /// Calls `f(end, key)` at every place of `s` where a key ends, with the
+    /// end (exclusive) and the longest key ending there; the others ending
+    /// there are its [`suffix_key`](Self::suffix_key) chain. Stops when `f`
+    /// breaks. One transition per byte, amortized.
     #[inline]
-    pub fn for_each_occurrence<F>(&self, s: &[u8], mut f: F) -> std::ops::ControlFlow<()>
+    pub fn ends<B, F>(&self, s: &[u8], mut f: F) -> ControlFlow<B>
     where
-        F: FnMut(u32) -> std::ops::ControlFlow<()>,
+        F: FnMut(usize, u32) -> ControlFlow<B>,
     {
         if self.nodes.len() <= 1 {
-            return std::ops::ControlFlow::Continue(());
+            return ControlFlow::Continue(());
         }
         // The root always has a complete table (entry 0). At the root, where
         // a scan spends most of its bytes, a byte that starts no key leaves it
@@ -202,53 +259,242 @@ impl LiteralScanner {
                         break;
                     }
                     if at == s.len() {
-                        return std::ops::ControlFlow::Continue(());
+                        return ControlFlow::Continue(());
                     }
                 }
             } else {
                 state = self.step(state, s[at]);
                 at += 1;
             }
-            let node = &self.nodes[state as usize];
-            if node.key != NONE {
-                f(node.key)?;
-            }
-            let mut out = node.next_output;
-            while out != NONE {
-                let node = &self.nodes[out as usize];
-                f(node.key)?;
-                out = node.next_output;
+            let out = self.nodes[state as usize].out;
+            if out != NONE {
+                f(at, out)?;
             }
         }
-        std::ops::ControlFlow::Continue(())
+        ControlFlow::Continue(())
+    }
+
+    /// The longest key that is a proper suffix of `key`, or `None`.
+    #[inline]
+    pub fn suffix_key(&self, key: u32) -> Option<u32> {
+        let parent = self.suffix[key as usize];
+        (parent != NONE).then_some(parent)
+    }
+
+    pub fn key_count(&self) -> usize {
+        self.suffix.len()
+    }
+
+    /// The bytes of key `k`.
+    pub fn key(&self, k: u32) -> &[u8] {
+        let start = if k == 0 { 0 } else { self.key_ends[k as usize - 1] as usize };
+        &self.key_bytes[start..self.key_ends[k as usize] as usize]
+    }
+
+    /// Calls `f(key)` once for every key that occurs in `s`, in the order of
+    /// their first ends (longer keys first at one end); stops when `f`
+    /// breaks. `seen` remembers what this scan reported.
+    ///
+    /// Linear: at each end the walk down the suffix chain stops at the first
+    /// key already reported, and that loses nothing, because every key below
+    /// a reported one was reported with it: when a key is first reported,
+    /// the walk goes on down its chain (all of which end there too) until it
+    /// meets a reported key, whose chain was complete by the same argument.
+    /// So a byte costs one transition and one look at a reported key, and
+    /// each key is walked past once: O(|s| + keys), whatever the depth of
+    /// the chains. (A walk that `f` breaks ends the scan too.)
+    #[inline]
+    pub fn for_each_key<F>(&self, s: &[u8], seen: &mut KeySet, mut f: F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        // `seen` is started on the first end only: most strings hit no key.
+        let mut started = false;
+        self.ends(s, |_, longest| {
+            if !started {
+                seen.start(self.key_count());
+                started = true;
+            }
+            let mut key = longest;
+            while seen.insert(key as usize) {
+                f(key)?;
+                match self.suffix_key(key) {
+                    Some(shorter) => key = shorter,
+                    None => break,
+                }
+            }
+            ControlFlow::Continue(())
+        })
+    }
+
+    /// [`for_each_key`](Self::for_each_key) for a long string, reporting
+    /// the same keys in no set order. It stops once every key is reported;
+    /// and once at most [`FEW_LEFT`] keys of [`FEW_LEFT_BYTES`] bytes in all
+    /// are left, it searches for each of them by itself (`memmem`) from
+    /// where the scan is, and stops. Where the scan would go on stepping
+    /// through a megabyte that holds none of them (a run of a's against
+    /// `a`, …, `a…a` and a `b`), a vectorized search each is a fraction of
+    /// its cost; still linear, a few passes at most. (Long keys are left to
+    /// the scan: preparing a search costs what the key is long, and the
+    /// scan may be about to meet them, as it meets `a…a` in a run of a's.)
+    pub fn for_each_key_long<F>(&self, s: &[u8], seen: &mut KeySet, mut f: F) -> ControlFlow<()>
+    where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        let keys = self.key_count();
+        seen.start(keys);
+        let mut from = 0;
+        if keys > FEW_LEFT || !self.few_left_are_short(seen) {
+            let mut left = keys;
+            let flow = self.ends(s, |end, longest| {
+                let (mut key, before) = (longest, left);
+                while seen.insert(key as usize) {
+                    left -= 1;
+                    f(key).map_break(|()| None)?;
+                    match self.suffix_key(key) {
+                        Some(shorter) => key = shorter,
+                        None => break,
+                    }
+                }
+                match left < before && left <= FEW_LEFT && (left == 0 || self.few_left_are_short(seen)) {
+                    true => ControlFlow::Break(Some(end)),
+                    false => ControlFlow::Continue(()),
+                }
+            });
+            match flow {
+                ControlFlow::Continue(()) => return ControlFlow::Continue(()),
+                ControlFlow::Break(None) => return ControlFlow::Break(()),
+                ControlFlow::Break(Some(end)) => from = end,
+            }
+        }
+        // Every key ending at or before `from` was reported: the others end
+        // after it.
+        for k in (0..keys as u32).filter(|&k| !seen.contains(k as usize)) {
+            let key = self.key(k);
+            let start = (from + 1).saturating_sub(key.len());
+            if memchr::memmem::find(&s[start..], key).is_some() {
+                f(k)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Whether the keys not in `seen` (at most [`FEW_LEFT`] of them, when a
+    /// long scan asks) come to at most [`FEW_LEFT_BYTES`].
+    #[cold]
+    fn few_left_are_short(&self, seen: &KeySet) -> bool {
+        let left = (0..self.key_count() as u32).filter(|&k| !seen.contains(k as usize));
+        left.map(|k| self.key(k).len()).sum::<usize>() <= FEW_LEFT_BYTES
+    }
+}
+
+/// A long scan ends with a search for each key left when this few are, of
+/// at most this many bytes in all.
+pub const FEW_LEFT: usize = 4;
+pub const FEW_LEFT_BYTES: usize = 64;
+
+/// A set of key numbers for one scan at a time, as generation stamps: a new
+/// scan starts by bumping the generation, not by clearing one flag per key,
+/// so its cost does not grow with the number of keys, and a scan that stops
+/// early leaves nothing to clean up.
+#[derive(Default)]
+pub struct KeySet {
+    stamps: Vec<u32>,
+    generation: u32,
+}
+
+impl KeySet {
+    /// Empties the set, for keys below `keys`.
+    pub fn start(&mut self, keys: usize) {
+        if self.stamps.len() < keys {
+            self.stamps.resize(keys, 0);
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // Once in 2^32 scans: old stamps could look current.
+            self.stamps.fill(0);
+            self.generation = 1;
+        }
+    }
+
+    /// Adds `key`; false when it was in the set already.
+    #[inline]
+    pub fn insert(&mut self, key: usize) -> bool {
+        // Read first: a scan asks again at every end of a key it has.
+        let stamp = &mut self.stamps[key];
+        let new = *stamp != self.generation;
+        if new {
+            *stamp = self.generation;
+        }
+        new
+    }
+
+    #[inline]
+    pub fn contains(&self, key: usize) -> bool {
+        self.stamps[key] == self.generation
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ops::ControlFlow;
 
-    fn occurrences(keys: &[&str], s: &str) -> Vec<u32> {
+    fn scanner(keys: &[&str]) -> LiteralScanner {
         let keys: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+        LiteralScanner::build(&keys)
+    }
+
+    /// The keys reported by `for_each_key`, sorted; a key reported twice
+    /// would show.
+    fn found(keys: &[&str], s: &str) -> Vec<u32> {
+        let scanner = scanner(keys);
+        let [got, long] = [false, true].map(|long| {
+            let mut got = Vec::new();
+            let seen = &mut KeySet::default();
+            let f = |k| {
+                got.push(k);
+                ControlFlow::Continue(())
+            };
+            let _ = if long { scanner.for_each_key_long(s.as_bytes(), seen, f) } else { scanner.for_each_key(s.as_bytes(), seen, f) };
+            got.sort_unstable();
+            got
+        });
+        assert_eq!(got, long, "the long scan, {keys:?} in {s:?}");
+        got
+    }
+
+    /// Every `(end, key)` occurrence, from `ends` and the suffix chains.
+    fn occurrences(keys: &[&str], s: &str) -> Vec<(usize, u32)> {
+        let scanner = scanner(keys);
         let mut got = Vec::new();
-        let _ = LiteralScanner::build(&keys).for_each_occurrence(s.as_bytes(), |k| {
-            got.push(k);
+        let _ = scanner.ends::<(), _>(s.as_bytes(), |end, longest| {
+            let mut key = Some(longest);
+            while let Some(k) = key {
+                got.push((end, k));
+                key = scanner.suffix_key(k);
+            }
             ControlFlow::Continue(())
         });
         got.sort_unstable();
         got
     }
 
-    /// Every (key, start) with the key at that start, as key ids.
-    fn naive(keys: &[&str], s: &str) -> Vec<u32> {
-        let mut got: Vec<u32> = (0..keys.len() as u32)
+    /// Every `(end, key)` with the key ending there, by brute force.
+    fn naive_occurrences(keys: &[&str], s: &str) -> Vec<(usize, u32)> {
+        let mut got: Vec<(usize, u32)> = (0..keys.len() as u32)
             .flat_map(|k| {
                 let key = keys[k as usize].as_bytes();
-                s.as_bytes().windows(key.len()).filter(move |w| *w == key).map(move |_| k)
+                (key.len()..=s.len()).filter(move |&end| s.as_bytes()[..end].ends_with(key)).map(move |end| (end, k))
             })
             .collect();
         got.sort_unstable();
+        got
+    }
+
+    fn naive_found(keys: &[&str], s: &str) -> Vec<u32> {
+        let mut got: Vec<u32> = naive_occurrences(keys, s).into_iter().map(|(_, k)| k).collect();
+        got.sort_unstable();
+        got.dedup();
         got
     }
 
@@ -257,8 +503,9 @@ mod tests {
             #[test]
             fn $name() {
                 let want: &[u32] = &$want;
-                assert_eq!(occurrences(&$keys, $input), want.to_vec());
-                assert_eq!(occurrences(&$keys, $input), naive(&$keys, $input));
+                assert_eq!(found(&$keys, $input), want.to_vec());
+                assert_eq!(found(&$keys, $input), naive_found(&$keys, $input));
+                assert_eq!(occurrences(&$keys, $input), naive_occurrences(&$keys, $input));
             }
         )*};
     }
@@ -266,7 +513,7 @@ mod tests {
     scans! {
         none: ["pull", "push"], "list_requests" => [];
         one: ["pull", "push"], "list_pull_requests" => [0];
-        overlapping: ["aa"], "aaaa" => [0, 0, 0];
+        overlapping_once: ["aa"], "aaaa" => [0];
         suffix_outputs: ["she", "he", "hers", "his"], "ushers" => [0, 1, 2];
         failure_into_other_branch: ["abcd", "bce"], "abce" => [1];
         key_inside_key: ["issue", "ss"], "create_issue" => [0, 1];
@@ -274,14 +521,16 @@ mod tests {
         empty_string: ["a"], "" => [];
         no_keys: [] as [&str; 0], "abc" => [];
         dense_root: ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q"], "qpz" => [15, 16];
-        multibyte: ["σ", "ß"], "Σσßσ" => [0, 0, 1];
+        multibyte: ["σ", "ß"], "Σσßσ" => [0, 1];
+        nested_suffixes: ["a", "aa", "aaa", "baaa"], "aaaa" => [0, 1, 2];
+        shorter_found_first: ["b", "ab"], "bab" => [0, 1];
+        chain_reaches_a_found_key: ["xa", "a", "ya"], "xaya" => [0, 1, 2];
     }
 
     #[test]
     fn stops_when_asked() {
-        let keys: [&[u8]; 1] = [b"a"];
         let mut seen = 0;
-        let flow = LiteralScanner::build(&keys).for_each_occurrence(b"aaaa", |_| {
+        let flow = scanner(&["a", "aa", "b"]).for_each_key(b"aab", &mut KeySet::default(), |_| {
             seen += 1;
             if seen == 2 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
         });
@@ -289,8 +538,25 @@ mod tests {
         assert_eq!(seen, 2);
     }
 
+    #[test]
+    fn a_set_is_empty_again_for_the_next_scan() {
+        let scanner = scanner(&["a", "b"]);
+        let mut seen = KeySet::default();
+        for s in ["ab", "b", "ba", ""] {
+            let mut got = Vec::new();
+            let _ = scanner.for_each_key(s.as_bytes(), &mut seen, |k| {
+                got.push(k);
+                ControlFlow::Continue(())
+            });
+            got.sort_unstable();
+            assert_eq!(got, naive_found(&["a", "b"], s), "{s}");
+        }
+    }
+
     /// Random key sets and strings over a tiny alphabet, so that failure links
-    /// cross branches often: every occurrence must be found, each once.
+    /// cross branches and keys are suffixes of each other often: every key
+    /// that occurs is reported once, and `ends` with the suffix chains gives
+    /// every occurrence.
     #[test]
     fn random_sets_agree_with_naive_search() {
         let mut next = crate::test_rng::below(0x2545_F491_4F6C_DD1D);
@@ -304,7 +570,8 @@ mod tests {
             let key_refs: Vec<&str> = keys.iter().map(String::as_str).collect();
             for _ in 0..6 {
                 let s: String = (0..next(12)).map(|_| alphabet[next(3) as usize]).collect();
-                assert_eq!(occurrences(&key_refs, &s), naive(&key_refs, &s), "{key_refs:?} in {s:?}");
+                assert_eq!(found(&key_refs, &s), naive_found(&key_refs, &s), "{key_refs:?} in {s:?}");
+                assert_eq!(occurrences(&key_refs, &s), naive_occurrences(&key_refs, &s), "{key_refs:?} in {s:?}");
             }
         }
     }
@@ -314,12 +581,47 @@ mod tests {
         // The aho-corasick DFA took a minute on one 100 KB `aaaa…` key.
         let key = vec![b'a'; 1_000_000];
         let keys: [&[u8]; 2] = [&key, b"ab"];
-        let scanner = LiteralScanner::build(&keys);
-        let mut hits = 0;
-        let _ = scanner.for_each_occurrence(&vec![b'a'; 2_000_000], |_| {
-            hits += 1;
+        let mut ends = 0;
+        let _ = LiteralScanner::build(&keys).ends::<(), _>(&vec![b'a'; 2_000_000], |_, _| {
+            ends += 1;
             ControlFlow::Continue(())
         });
-        assert_eq!(hits, 1_000_001);
+        assert_eq!(ends, 1_000_001);
+    }
+
+    #[test]
+    fn a_long_scan_leaves_long_keys_to_the_automaton() {
+        // The last keys left are long: the scan goes on and meets them.
+        let keys: Vec<String> = (1..=10).map(|i| "a".repeat(i * 10)).collect();
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let s = "a".repeat(95) + "b" + &"a".repeat(200);
+        assert_eq!(found(&refs, &s), (0..10).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn a_long_scan_searches_the_last_keys_by_themselves() {
+        // Keys a…a end at once; `b`, `ab` and `ba` are left, and each is
+        // found by a search from there: `ba` ends only before the last `b`.
+        let mut keys: Vec<String> = (1..=10).map(|i| "a".repeat(i)).collect();
+        keys.extend(["b", "ab", "ba", "bb"].map(String::from));
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let s = "a".repeat(1_000) + "ba" + &"a".repeat(1_000);
+        assert_eq!(found(&refs, &s), naive_found(&refs, &s));
+        assert_eq!(found(&refs, &s).len(), 13);
+    }
+
+    #[test]
+    fn nested_keys_are_each_reported_once() {
+        // A thousand keys end at every byte of a run of `a`s; each is reported
+        // once (the scan is linear: it would take seconds otherwise).
+        let keys: Vec<Vec<u8>> = (1..=1_000).map(|i| vec![b'a'; i]).collect();
+        let key_refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let mut got = Vec::new();
+        let _ = LiteralScanner::build(&key_refs).for_each_key(&vec![b'a'; 500], &mut KeySet::default(), |k| {
+            got.push(k);
+            ControlFlow::Continue(())
+        });
+        got.sort_unstable();
+        assert_eq!(got, (0..500).collect::<Vec<u32>>());
     }
 }

@@ -6,12 +6,13 @@
 //! server `a` + tool `b_c` cannot be confused.
 
 use std::ops::ControlFlow;
+use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
 use crate::fold::{fold_ascii_word, Fold};
 use crate::glob::{GlobList, SegmentGlob};
-use crate::index::{Scratch as IndexScratch, SegmentIndex};
+use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
 use crate::pairs::PairTable;
 
 /// Why a string pattern was refused.
@@ -97,7 +98,48 @@ pub struct Scratch {
     pub(crate) index: IndexScratch,
     pub(crate) server: Vec<u8>,
     pub(crate) tool: Vec<u8>,
-    pub(crate) groups: Vec<u32>,
+    pub(crate) groups: Groups,
+}
+
+impl Scratch {
+    /// A scratch for tests that takes the paths meant for long names on any
+    /// name: candidates left to the sweeps (`what`), and the tool matched
+    /// once across all groups whenever a server has more than one.
+    pub fn always_sweeping(what: Sweeping) -> Self {
+        Scratch { index: IndexScratch::always_sweeping(what), groups: Groups::across_all(), ..Scratch::default() }
+    }
+}
+
+/// The groups whose server glob matches a server: a list, and when it is
+/// longer than [`FEW`] a bit set too, for matching the tool across groups.
+#[derive(Clone, Debug)]
+pub struct Groups {
+    list: Vec<u32>,
+    /// The bits of `list` when it is long (`across_from` is then set), and
+    /// no others.
+    member: Vec<u64>,
+    /// More groups than this match the tool across all groups at once (when
+    /// it is long enough for that to pay); tests set it to 1.
+    many: usize,
+    /// Tools longer than this are matched across all groups.
+    across_from: usize,
+}
+
+impl Default for Groups {
+    fn default() -> Self {
+        Groups { list: Vec::new(), member: Vec::new(), many: FEW, across_from: usize::MAX }
+    }
+}
+
+impl Groups {
+    pub(crate) fn across_all() -> Self {
+        Groups { many: 1, ..Groups::default() }
+    }
+
+    #[inline]
+    fn contains(&self, group: u32) -> bool {
+        self.member[group as usize / 64] & (1 << (group % 64)) != 0
+    }
 }
 
 /// The folded (or raw) form of `input` for a set with `fold`, using `buf`.
@@ -135,7 +177,36 @@ pub struct RuleSet {
     few_ids: Vec<u32>,
     len: usize,
     fold: Option<Fold>,
+    /// The compile's copy of the patterns and, for each tool glob, its
+    /// range there, its rule and its group: what `across` is built from.
+    text: Vec<u8>,
+    tool_globs: Vec<ToolGlob>,
+    /// One index over the tool globs of all groups, built by the first query
+    /// whose server matches many groups and whose tool is long: then one
+    /// walk over the tool serves them all, instead of one per group. (Boxed:
+    /// most sets never build it.)
+    across: OnceLock<Box<Across>>,
 }
+
+#[derive(Clone, Copy, Debug)]
+struct ToolGlob {
+    start: u32,
+    end: u32,
+    id: u32,
+    group: u32,
+}
+
+/// The tool globs of all groups in one index (ids: places in `tool_globs`).
+#[derive(Clone, Debug)]
+struct Across {
+    index: SegmentIndex,
+}
+
+/// A server whose groups, times its tool's length, come to more than this
+/// matches the tool across all groups at once (if there are more than
+/// [`FEW`] groups): below, a walk per group costs less than the shared
+/// index's matches in other groups.
+const ACROSS_MIN: usize = 4_096;
 
 /// The tool globs of one server glob.
 #[derive(Clone, Debug)]
@@ -357,6 +428,7 @@ impl RuleSet {
         };
         let mut any_group = None;
         let mut globs: Vec<(u32, &[u8], u32)> = Vec::with_capacity(rules.len() - literals);
+        let mut tool_globs = Vec::with_capacity(rules.len() - literals);
         let mut sizes: Vec<u32> = Vec::new();
         for rule in rules.iter().filter(|r| !r.literal) {
             let group = if rule.server == any_server {
@@ -369,6 +441,8 @@ impl RuleSet {
             }
             sizes[group as usize] += 1;
             globs.push((group, bytes(rule.tool), rule.id));
+            let (start, end) = rule.tool;
+            tool_globs.push(ToolGlob { start: start as u32, end: end as u32, id: rule.id, group });
         }
         // Each group's globs side by side (a counting sort), in rule order.
         let mut next: Vec<usize> = sizes
@@ -403,7 +477,8 @@ impl RuleSet {
             })
             .collect();
         let servers = SegmentIndex::build(server_globs.iter().enumerate().map(|(g, s)| (*s, g as u32)));
-        Ok(RuleSet { exact, servers, groups, few, few_ids, len: rules.len(), fold })
+        let across = OnceLock::new();
+        Ok(RuleSet { exact, servers, groups, few, few_ids, len: rules.len(), fold, text, tool_globs, across })
     }
 
     pub fn len(&self) -> usize {
@@ -418,13 +493,49 @@ impl RuleSet {
         self.fold
     }
 
+    /// Whether every rule applies to every server alike: no literal pair,
+    /// and every server glob matches the empty server (so it is all stars,
+    /// and matches any server). A batch then resolves no server.
+    pub fn server_blind(&self) -> bool {
+        let mut groups = Groups::default();
+        self.server_groups(b"", &mut IndexScratch::default(), &mut groups);
+        self.exact.is_empty() && groups.list.len() == self.groups.len()
+    }
+
     /// The groups whose server glob matches `server` (already folded).
-    pub fn server_groups(&self, server: &[u8], scratch: &mut IndexScratch, out: &mut Vec<u32>) {
-        out.clear();
+    pub fn server_groups(&self, server: &[u8], scratch: &mut IndexScratch, out: &mut Groups) {
+        if out.across_from != usize::MAX {
+            // The bits of the last list: cleared one by one, not the whole
+            // set (a server of a batch over many servers costs its groups).
+            for &g in &out.list {
+                out.member[g as usize / 64] = 0;
+            }
+        }
+        out.list.clear();
         let _ = self.servers.for_each_match(server, scratch, &mut |g| {
-            out.push(g);
+            out.list.push(g);
             ControlFlow::Continue(())
         });
+        out.across_from = usize::MAX;
+        if out.list.len() > out.many {
+            let words = self.groups.len().div_ceil(64);
+            if out.member.len() < words {
+                out.member.resize(words, 0);
+            }
+            for &g in &out.list {
+                out.member[g as usize / 64] |= 1 << (g % 64);
+            }
+            out.across_from = if out.many < FEW { 0 } else { ACROSS_MIN / out.list.len() };
+        }
+    }
+
+    /// The index across all groups.
+    fn across(&self) -> &Across {
+        self.across.get_or_init(|| {
+            let globs = self.tool_globs.iter().enumerate();
+            let index = SegmentIndex::build(globs.map(|(e, t)| (&self.text[t.start as usize..t.end as usize], e as u32)));
+            Box::new(Across { index })
+        })
     }
 
     /// False when no literal rule names `server` (already folded): its
@@ -442,11 +553,43 @@ impl RuleSet {
 
     /// Whether a rule of `groups` matches `tool` (already folded).
     #[inline]
-    pub fn any_in_groups(&self, groups: &[u32], tool: &[u8], scratch: &mut IndexScratch) -> bool {
-        groups.iter().any(|&g| match &self.groups[g as usize] {
+    pub fn any_in_groups(&self, groups: &Groups, tool: &[u8], scratch: &mut IndexScratch) -> bool {
+        if tool.len() > groups.across_from {
+            return self.any_across(groups, tool, scratch);
+        }
+        groups.list.iter().any(|&g| match &self.groups[g as usize] {
             Group::Few(start, end) => (*start..*end).any(|i| self.few.is_match(i, tool)),
             Group::Indexed(index) => index.any_match(tool, scratch),
         })
+    }
+
+    /// [`any_in_groups`](Self::any_in_groups) by one walk over the tool:
+    /// every matching tool glob of any group is looked at once, however
+    /// many groups there are.
+    #[cold]
+    #[inline(never)]
+    fn any_across(&self, groups: &Groups, tool: &[u8], scratch: &mut IndexScratch) -> bool {
+        let flow = self.across().index.for_each_match(tool, scratch, &mut |e| match groups.contains(self.tool_globs[e as usize].group) {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        });
+        flow.is_break()
+    }
+
+    /// The smallest id of a rule of `groups` that matches `tool`.
+    fn min_in_groups(&self, groups: &Groups, tool: &[u8], scratch: &mut IndexScratch) -> Option<u32> {
+        if tool.len() > groups.across_from {
+            let mut best: Option<u32> = None;
+            let _ = self.across().index.for_each_match(tool, scratch, &mut |e| {
+                let glob = self.tool_globs[e as usize];
+                if groups.contains(glob.group) {
+                    best = Some(best.map_or(glob.id, |b| b.min(glob.id)));
+                }
+                ControlFlow::Continue(())
+            });
+            return best;
+        }
+        groups.list.iter().filter_map(|&g| self.min_in_group(g, tool, scratch)).min()
     }
 
     /// The smallest id of a rule of group `g` that matches `tool`.
@@ -469,7 +612,7 @@ impl RuleSet {
         let tool = fold_with(self.fold, tool, tbuf);
         self.server_groups(server, index, groups);
         let exact = self.exact_match(server, tool);
-        let grouped = groups.iter().filter_map(|&g| self.min_in_group(g, tool, index)).min();
+        let grouped = self.min_in_groups(groups, tool, index);
         exact.into_iter().chain(grouped).min().map(|i| i as usize)
     }
 
@@ -597,7 +740,8 @@ mod tests {
             let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
             for fold in [None, Some(Fold::Loose)] {
                 let set = RuleSet::compile(&refs, fold).expect("valid patterns");
-                let mut scratch = Scratch::default();
+                let mut scratches =
+                    [Scratch::default(), Scratch::always_sweeping(Sweeping::Middles), Scratch::always_sweeping(Sweeping::Whole)];
                 for _ in 0..10 {
                     let server = ["a", "b", "ab", "a_", "c"][next(5) as usize];
                     let tool: String = (0..next(5)).map(|_| ["x", "y", "_", "X"][next(4) as usize]).collect();
@@ -606,12 +750,35 @@ mod tests {
                         let (s, t) = split_pattern(p.as_bytes()).expect("valid");
                         compile_segment(s, fold).is_match(&folded(server)) && compile_segment(t, fold).is_match(&folded(&tool))
                     });
-                    let got = set.first_match(server.as_bytes(), tool.as_bytes(), &mut scratch);
-                    assert_eq!(got, want, "{refs:?} {fold:?} on {server}/{tool}");
-                    assert_eq!(set.is_match(server.as_bytes(), tool.as_bytes(), &mut scratch), want.is_some());
+                    for scratch in &mut scratches {
+                        let got = set.first_match(server.as_bytes(), tool.as_bytes(), scratch);
+                        assert_eq!(got, want, "{refs:?} {fold:?} on {server}/{tool}");
+                        assert_eq!(set.is_match(server.as_bytes(), tool.as_bytes(), scratch), want.is_some());
+                    }
                 }
             }
         }
+    }
+
+    /// A server that matches a thousand server globs, with a long tool
+    /// name: the tool is matched once across all groups, with the answers
+    /// of matching group by group.
+    #[test]
+    fn many_groups_match_the_tool_across_groups() {
+        let patterns: Vec<String> = (1..=1_000).map(|i| format!("*{}*/*b{}*", "a".repeat(i % 50 + 1), i % 13)).collect();
+        let set = RuleSet::compile(&patterns, None).unwrap();
+        let server = "a".repeat(100);
+        let mut scratch = Scratch::default();
+        for (tool, want) in [("x".repeat(5_000) + "b7", Some(6)), ("x".repeat(5_000), None), ("b12".into(), Some(0))] {
+            let naive = patterns.iter().position(|p| {
+                let (s, t) = split_pattern(p.as_bytes()).unwrap();
+                SegmentGlob::new(s).is_match(server.as_bytes()) && SegmentGlob::new(t).is_match(tool.as_bytes())
+            });
+            assert_eq!(naive, want);
+            assert_eq!(set.first_match(server.as_bytes(), tool.as_bytes(), &mut scratch), want, "{}", &tool[tool.len() - 3..]);
+            assert_eq!(set.is_match(server.as_bytes(), tool.as_bytes(), &mut scratch), want.is_some());
+        }
+        assert!(set.across.get().is_some());
     }
 
     fn first(patterns: &[&str], loose: bool, server: &str, tool: &str) -> Option<usize> {

@@ -14,6 +14,11 @@ settings.register_profile("dev", max_examples=200, deadline=None)
 settings.register_profile(
     "ci", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow],
 )
+# A long fuzzing run: HYPOTHESIS_PROFILE=long TOOLFILTER_EXAMPLES=20000 pytest ...
+settings.register_profile(
+    "long", max_examples=int(os.environ.get("TOOLFILTER_EXAMPLES", "20000")), deadline=None,
+    suppress_health_check=[HealthCheck.too_slow], database=None,
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 

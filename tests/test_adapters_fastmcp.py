@@ -15,11 +15,27 @@ import toolfilter_fast
 
 fastmcp = pytest.importorskip("fastmcp", reason="needs the fastmcp extra")
 
-from _mcp_demo_server import TOOL_NAMES, build_server  # noqa: E402
-from fastmcp import Client  # noqa: E402
+from _mcp_demo_server import (  # noqa: E402
+    POLICY_CONFIG,
+    POLICY_TOOL_NAMES,
+    TOOL_NAMES,
+    build_policy_server,
+    build_server,
+)
+from fastmcp import Client, FastMCP  # noqa: E402
+from fastmcp.server.auth.providers.jwt import StaticTokenVerifier  # noqa: E402
 from fastmcp.server.transforms import Transform  # noqa: E402
+from fastmcp.utilities.tests import asgi_client  # noqa: E402
+from mcp_types import PaginatedRequestParams  # noqa: E402
 
-from toolfilter_fast.adapters.fastmcp import FastMCPRequest, ToolFilterTransform  # noqa: E402
+from toolfilter_fast.adapters.fastmcp import (  # noqa: E402
+    FOCUS_KEY,
+    MESSAGE_KEY,
+    FastMCPRequest,
+    ToolFilterTransform,
+    _ListRecord,
+    apply_cache_scope,
+)
 
 
 def listed(server, **client_kwargs):
@@ -189,3 +205,260 @@ def test_bad_arguments_are_type_errors(kwargs, message):
     arguments = {"tool_filter": toolfilter_fast.compile(), "server_id": "demo", **kwargs}
     with pytest.raises(TypeError, match=message):
         ToolFilterTransform(arguments.pop("tool_filter"), **arguments)
+
+
+# --- a Policy ------------------------------------------------------------------------
+
+TOKENS = {"token-root": {"client_id": "root", "scopes": ["admin"]},
+          "token-bob": {"client_id": "bob", "scopes": ["user"]}}
+
+
+def role(request):
+    """The CEL pattern's ctx: the caller's role, from the bearer token."""
+    admin = request.token is not None and "admin" in request.token.scopes
+    return {"role": "admin" if admin else "user"}
+
+
+def turn(message=None, focus=None):
+    """A request ``_meta`` carrying the turn's message and focus."""
+    meta = {} if message is None else {MESSAGE_KEY: message}
+    return meta if focus is None else {**meta, FOCUS_KEY: focus}
+
+
+async def list_turn(client, meta):
+    """A tools/list with ``_meta``: the names and the result's cache fields."""
+    result = await client.session.list_tools(params=PaginatedRequestParams(_meta=meta))
+    return [tool.name for tool in result.tools], result.cache_scope, result.ttl_ms
+
+
+async def call_turn(client, name, arguments, meta):
+    """How a tools/call with ``_meta`` ends: whether it was an error, its text
+    and the whole result, the name taken out."""
+    result = await client.call_tool_mcp(name, arguments, meta=meta)
+    dumped = repr(result.model_dump(mode="json", by_alias=True))
+    return (result.is_error, result.content[0].text.replace(repr(name), "NAME"),
+            dumped.replace(name, "NAME"))
+
+
+def policy_server(impl=toolfilter_fast, config=POLICY_CONFIG, **kwargs):
+    policy = impl.Policy.from_config(config)
+    return build_policy_server(
+        transforms=[ToolFilterTransform(policy, server_id="demo", ctx=role)],
+        auth=StaticTokenVerifier(tokens=TOKENS), **kwargs,
+    )
+
+
+def test_a_policy_with_all_four_stages_over_http(impl):
+    server = policy_server(impl)
+    reset = turn("please reset the cache", "demo:search")
+
+    async def main():
+        async with asgi_client(server, auth="token-root") as root:
+            turns = [
+                await list_turn(root, reset),
+                await call_turn(root, "read_file", {"path": "p"}, reset),
+                await call_turn(root, "demo.search.clear", {}, reset),       # cut by the budget
+                await call_turn(root, "never_existed", {}, reset),
+                await call_turn(root, "demo.search.clear", {}, turn("hello")),  # not cut now
+                await list_turn(root, turn("hello", "demo:submit")),
+            ]
+        async with asgi_client(server, auth="token-bob") as bob:
+            turns.append(await list_turn(bob, reset))
+            turns.append(await call_turn(bob, "admin_reset", {}, reset))
+        return turns
+
+    turns = asyncio.run(main())
+    assert turns[0][0] == ["read_file", "write_file", "admin_reset", "demo.search.type_text"]
+    assert turns[1][:2] == (False, "read_file p")
+    # Cut by the budget this turn: the very answer a name that never existed gets.
+    assert turns[2] == turns[3]
+    assert turns[2][:2] == (True, "Unknown tool: NAME")
+    assert turns[4][:2] == (False, "demo.search.clear")
+    assert turns[5][0] == ["read_file", "write_file", "demo.submit.click"]
+    assert turns[6][0] == ["read_file", "write_file", "demo.search.type_text", "demo.search.clear"]
+    assert turns[7][:2] == (True, "Unknown tool: NAME")
+
+
+def test_a_mounted_policy_decides_calls_through_the_parent():
+    parent = FastMCP("parent")
+    child = build_policy_server("child", transforms=[ToolFilterTransform(
+        toolfilter_fast.Policy.from_config(POLICY_CONFIG), server_id="demo",
+        ctx=lambda request: {"role": "admin"},
+    )])
+    parent.mount(child, namespace="gh")
+    reset = turn("reset", "demo:search")
+
+    async def main():
+        async with Client(parent) as client:
+            return [await list_turn(client, reset),
+                    await call_turn(client, "gh_demo.search.type_text", {}, reset),
+                    await call_turn(client, "gh_demo.search.clear", {}, reset),
+                    await call_turn(client, "gh_never_existed", {}, reset)]
+
+    listed, kept, cut, missing = asyncio.run(main())
+    assert listed[0] == ["gh_read_file", "gh_write_file", "gh_admin_reset",
+                         "gh_demo.search.type_text"]
+    assert kept[:2] == (False, "demo.search.type_text")
+    assert cut == missing
+    assert cut[:2] == (True, "Unknown tool: NAME")
+
+
+def test_a_policy_outside_a_request_applies_its_static_patterns_only():
+    server = policy_server()
+
+    async def main():
+        return ([tool.name for tool in await server.list_tools()],
+                await server.get_tool("delete_repo"), await server.get_tool("demo.submit.click"))
+
+    names, deleted, click = asyncio.run(main())
+    # The annotation pattern is static; the CEL pattern reads ctx; groups, focus
+    # and budget are per turn.
+    assert names == [name for name in POLICY_TOOL_NAMES if name != "delete_repo"]
+    assert deleted is None and click is not None
+
+
+def test_message_and_focus_functions_get_the_request():
+    server = build_policy_server(transforms=[ToolFilterTransform(
+        toolfilter_fast.Policy.from_config(POLICY_CONFIG), server_id="demo",
+        ctx=lambda request: {"role": "admin"},
+        message=lambda request: request.headers.get("x-turn-message"),
+        focus=lambda request: request.headers.get("x-focus"),
+    )])
+
+    async def main():
+        headers = {"X-Turn-Message": "reset", "X-Focus": "demo:submit"}
+        async with asgi_client(server, headers=headers) as client:
+            return await list_turn(client, turn("ignored", "demo:search"))
+
+    assert asyncio.run(main())[0] == ["read_file", "write_file", "admin_reset",
+                                      "demo.submit.click"]
+
+
+@pytest.mark.parametrize("meta", [turn("reset", "not a focus:"), turn("reset", 7),
+                                  {MESSAGE_KEY: 42}])
+def test_a_policy_that_raises_hides_every_tool_and_the_server_goes_on(caplog, meta):
+    server = build_policy_server(transforms=[ToolFilterTransform(
+        toolfilter_fast.Policy.from_config(POLICY_CONFIG), server_id="demo",
+        ctx=lambda request: {"role": "admin"},
+    )])
+
+    async def main():
+        async with Client(server) as client:
+            return (await list_turn(client, meta),
+                    await call_turn(client, "read_file", {"path": "p"}, meta),
+                    await list_turn(client, turn("reset")))
+
+    with caplog.at_level(logging.WARNING, logger="toolfilter_fast.adapters"):
+        names, call, after = asyncio.run(main())
+    assert names[0] == []
+    assert call[:2] == (True, "Unknown tool: NAME")
+    assert "every tool (7) of server 'demo' hidden" in caplog.text
+    assert after[0] == ["read_file", "write_file", "admin_reset", "demo.search.type_text"]
+
+
+# --- the cache scope ------------------------------------------------------------------
+
+def cache_fields(transform, meta=None, scope_applied=True, token=None):
+    """The cache fields of one tools/list of a server that says ``public``
+    for 60 s, through ``transform``."""
+    auth = None if token is None else StaticTokenVerifier(tokens=TOKENS)
+    server = build_policy_server(transforms=[transform], cache_ttl=60, cache_scope="public",
+                                 auth=auth)
+    if scope_applied:
+        assert apply_cache_scope(server) is server
+
+    async def main():
+        async with asgi_client(server, auth=token) as client:
+            return await list_turn(client, meta or {})
+
+    _, scope, ttl = asyncio.run(main())
+    return scope, ttl
+
+
+def transform(rules, **kwargs):
+    return ToolFilterTransform(rules, server_id="demo", **kwargs)
+
+
+STATIC = {"filter": {"exclude": [{"annotations": {"destructiveHint": True}}]},
+          "tool_filter_groups": [{"mode": "always", "tools": ["demo__*"]}],
+          "budget": {"max_tools": 3}}
+
+
+def test_fastmcp_alone_sends_its_own_scope_whatever_the_list_read():
+    # The problem apply_cache_scope solves: a per-user list marked shareable.
+    policy = toolfilter_fast.Policy.from_config(POLICY_CONFIG)
+    assert cache_fields(transform(policy, ctx=role), turn("reset"), scope_applied=False) == (
+        "public", 60000,
+    )
+
+
+def test_a_list_that_read_the_turn_is_private_and_not_cached():
+    policy = toolfilter_fast.Policy.from_config(POLICY_CONFIG)
+    assert cache_fields(transform(policy, ctx=role), turn("reset")) == ("private", 0)
+    focus_only = toolfilter_fast.Policy.from_config({**STATIC, "tool_filter_groups": []})
+    assert cache_fields(transform(focus_only), turn(focus="demo:search")) == ("private", 0)
+
+
+def test_a_list_that_read_only_ctx_is_private_and_keeps_the_servers_ttl():
+    config = {**STATIC, "filter": {"exclude": [{"cel": 'ctx.role != "admin"'}]}}
+    policy = toolfilter_fast.Policy.from_config(config)
+    assert cache_fields(transform(policy, ctx=role), token="token-root") == ("private", 60000)
+    assert cache_fields(transform(toolfilter_fast.compile(include=[is_admin_tool]))) == (
+        "private", 60000,
+    )
+
+
+def is_admin_tool(tool, request):
+    return request.token is not None
+
+
+def test_a_list_that_read_nothing_keeps_the_servers_scope():
+    assert cache_fields(transform(toolfilter_fast.Policy.from_config(STATIC))) == ("public", 60000)
+    assert cache_fields(transform(toolfilter_fast.compile(exclude=["*/delete_*"]))) == (
+        "public", 60000,
+    )
+
+
+def test_a_list_hidden_by_a_failure_is_private_and_not_cached():
+    def broken(request):
+        raise ConnectionError("user store down")
+
+    assert cache_fields(transform(toolfilter_fast.compile(), ctx=broken)) == ("private", 0)
+    policy = toolfilter_fast.Policy.from_config(STATIC)
+    assert cache_fields(transform(policy, message=broken)) == ("private", 0)
+
+
+def test_apply_cache_scope_installs_once_and_only_on_a_fastmcp_server():
+    server = build_policy_server()
+    apply_cache_scope(apply_cache_scope(server))
+    names = [repr(middleware) for middleware in server._mcp_server.middleware]
+    assert names.count("toolfilter_fast cache scope") == 1
+    with pytest.raises(TypeError, match="apply_cache_scope needs a FastMCP server"):
+        apply_cache_scope(object())
+
+
+def test_a_session_of_an_earlier_revision_gets_no_cache_fields():
+    policy = toolfilter_fast.Policy.from_config(POLICY_CONFIG)
+    server = apply_cache_scope(build_policy_server(
+        transforms=[transform(policy, ctx=role)], cache_ttl=60, cache_scope="public",
+    ))
+
+    async def main():
+        async with Client(server, mode="legacy") as client:
+            return client.protocol_version, await client.list_tools_mcp()
+
+    version, result = asyncio.run(main())
+    assert version == "2025-11-25"
+    assert result.model_fields_set == {"tools"}
+    assert [tool.name for tool in result.tools] == [
+        "read_file", "write_file", "demo.search.type_text", "demo.search.clear",
+    ]
+
+
+def test_the_record_sets_only_the_fields_a_result_has():
+    record = _ListRecord()
+    record.add("private", True)
+    assert record.apply({"tools": []}) == {"tools": []}  # before 2026-07-28: no cache fields
+    assert record.apply({"tools": [], "ttlMs": 5, "cacheScope": "public"}) == {
+        "tools": [], "ttlMs": 0, "cacheScope": "private",
+    }

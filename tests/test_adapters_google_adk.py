@@ -19,7 +19,7 @@ import toolfilter_fast
 
 pytest.importorskip("google.adk", reason="needs the google-adk extra")
 
-from _mcp_demo_server import SCRIPT, TOOL_NAMES
+from _mcp_demo_server import POLICY_CONFIG, SCRIPT, TOOL_NAMES
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_response import LlmResponse
@@ -32,7 +32,14 @@ from google.genai import types
 from mcp import StdioServerParameters
 from mcp import types as mcp_types
 
-from toolfilter_fast.adapters.google_adk import ToolFilterPredicate, tool_predicate
+from toolfilter_fast.adapters.google_adk import (
+    ToolFilterPredicate,
+    ToolListFilter,
+    filtered_toolset,
+    state_focus,
+    tool_predicate,
+    user_content_text,
+)
 
 
 def adk_mcp_tool(name, **fields):
@@ -152,6 +159,7 @@ class RecordingLlm(BaseLlm):
 
     model: str = "recording"
     call: str | None = None
+    args: dict | None = None  # the call's arguments (None: {"repo": "r"})
     offered: list  # the tool names of each request
     answers: list  # the function responses the model was sent
 
@@ -163,7 +171,8 @@ class RecordingLlm(BaseLlm):
             if part.function_response is not None
         ]
         if self.call is not None and not responses:
-            call = types.FunctionCall(name=self.call, args={"repo": "r"})
+            args = {"repo": "r"} if self.args is None else self.args
+            call = types.FunctionCall(name=self.call, args=args)
             yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]))
             return
         self.answers.extend(responses)
@@ -219,3 +228,138 @@ def test_real_runner_offers_each_user_only_visible_tools():
     )
     assert "no tool with that name is available" in hidden_answers[0]["error"]
 
+
+# --- a Policy ------------------------------------------------------------------------
+
+def role_of(readonly_context):
+    return {"role": readonly_context.state.get("role") if readonly_context else None}
+
+
+def policy_toolset(impl, **kwargs):
+    toolset = McpToolset(connection_params=StdioConnectionParams(
+        server_params=StdioServerParameters(command=sys.executable, args=[SCRIPT, "demo", "policy"]),
+        timeout=60,
+    ))
+    return filtered_toolset(toolset, impl.Policy.from_config(POLICY_CONFIG), server_id="demo",
+                            ctx=role_of, **kwargs)
+
+
+async def run_turn(toolset, sessions, text, state, call=None):
+    """One invocation: the tools each LLM request offered, the function responses."""
+    name, args = call or (None, {})
+    llm = RecordingLlm(call=name, args=args, offered=[], answers=[])
+    runner = Runner(app_name="app", agent=LlmAgent(name="assistant", model=llm, tools=[toolset]),
+                    session_service=sessions)
+    session = await sessions.create_session(app_name="app", user_id="u", state=state)
+    message = types.Content(role="user", parts=[types.Part(text=text)])
+    async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+        pass
+    return llm.offered, llm.answers
+
+
+def test_a_policy_with_all_four_stages_through_a_real_runner(impl):
+    admin = {"role": "admin", "focus": "demo:search"}
+
+    async def main():
+        toolset = policy_toolset(impl)
+        sessions = InMemorySessionService()
+        try:
+            return [
+                await run_turn(toolset, sessions, "please reset the cache", admin),
+                await run_turn(toolset, sessions, "please reset the cache", admin,
+                               call=("read_file", {"path": "p"})),
+                await run_turn(toolset, sessions, "please reset the cache", admin,
+                               call=("write_file", {"path": "p"})),
+                await run_turn(toolset, sessions, "please reset the cache", admin,
+                               call=("never_existed", {"path": "p"})),
+                await run_turn(toolset, sessions, "hello", {"role": "admin", "focus": "demo:submit"}),
+                await run_turn(toolset, sessions, "please reset the cache", {"role": "user"}),
+            ]
+        finally:
+            await toolset.close()
+
+    turns = asyncio.run(main())
+    # McpToolset lists by name, so the budget keeps the first four names:
+    # write_file is cut.
+    first = ["admin_reset", "demo.search.clear", "demo.search.type_text", "read_file"]
+    assert turns[0] == ([first], [])
+    offered, answers = turns[1]
+    assert offered == [first, first]
+    assert answers[0]["structuredContent"] == {"result": "read_file p"}
+    (hidden,), (missing,) = turns[2][1], turns[3][1]
+    assert hidden["error"].replace("write_file", "NAME") == (
+        missing["error"].replace("never_existed", "NAME")
+    )
+    assert "no tool with that name is available" in hidden["error"]
+    assert turns[4] == ([["demo.submit.click", "read_file", "write_file"]], [])
+    assert turns[5] == ([["demo.search.clear", "demo.search.type_text", "demo.submit.click",
+                          "read_file"]], [])
+
+
+def readonly(text=None, state=None):
+    """Stands for ADK's ReadonlyContext where user_content and state are read."""
+    content = None if text is None else types.Content(
+        role="user", parts=[types.Part(text=part) for part in text],
+    )
+    return SimpleNamespace(user_content=content, state=state or {})
+
+
+def test_the_defaults_read_user_content_and_session_state():
+    assert user_content_text(readonly(["reset", "the cache"])) == "reset\nthe cache"
+    assert user_content_text(readonly()) is None
+    assert user_content_text(None) is None
+    assert state_focus(readonly(state={"focus": "demo:search"})) == "demo:search"
+    assert state_focus(readonly()) is None
+    assert state_focus(None) is None
+
+
+def test_the_list_filter_with_message_and_focus_functions(impl):
+    safe = mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=False)
+    tools = [adk_mcp_tool(name, annotations=safe)
+             for name in ("admin_reset", "demo.search.clear", "demo.submit.click")]
+    list_filter = ToolListFilter(
+        impl.Policy.from_config(POLICY_CONFIG), server_id="demo", ctx=lambda context: context,
+        message=lambda context: context["said"], focus=lambda context: context["looking_at"],
+    )
+    kept = list_filter(tools, {"role": "admin", "said": "reset", "looking_at": "demo:submit"})
+    assert [tool.name for tool in kept] == ["admin_reset", "demo.submit.click"]
+    assert all(any(k is t for t in tools) for k in kept)
+
+
+def test_the_list_filter_fails_closed(caplog):
+    def broken(readonly_context):
+        raise AttributeError("no session")
+
+    tools = [adk_mcp_tool("read_file"), adk_mcp_tool("x")]
+    with caplog.at_level(logging.WARNING, logger="toolfilter_fast.adapters"):
+        assert ToolListFilter(toolfilter_fast.Policy(), server_id="demo", focus=broken)(tools) == []
+        assert ToolListFilter(toolfilter_fast.compile(), server_id="demo", ctx=broken)(
+            tools, readonly()) == []
+    assert caplog.text.count("every tool (2) of server 'demo' hidden") == 2
+    assert ToolListFilter(toolfilter_fast.compile(exclude=["*/x"]), server_id="demo")(tools) == [
+        tools[0],
+    ]
+
+
+def test_tool_predicate_takes_a_policy_it_can_apply_per_tool(impl):
+    safe = mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=False)
+    unbudgeted = {key: value for key, value in POLICY_CONFIG.items() if key != "budget"}
+    predicate = tool_predicate(impl.Policy.from_config(unbudgeted), server_id="demo",
+                               ctx=role_of)
+    reset = adk_mcp_tool("admin_reset", annotations=safe)
+    assert predicate(reset, readonly(["reset"], {"role": "admin"})) is True
+    assert predicate(reset, readonly(["hello"], {"role": "admin"})) is False
+    assert predicate(reset, readonly(["reset"], {"role": "user"})) is False
+    click = adk_mcp_tool("demo.submit.click", annotations=safe)
+    assert predicate(click, readonly(["x"], {"focus": "demo:search"})) is False
+    assert predicate(click, readonly(["x"], {"focus": "demo:submit"})) is True
+    with pytest.raises(TypeError, match=r"tool_predicate \(a toolset's tool_filter\) judges one "
+                                        r"tool at a time.*\(max_tools=4\): use filtered_toolset"):
+        tool_predicate(impl.Policy.from_config(POLICY_CONFIG), server_id="demo")
+
+
+def test_filtered_toolset_needs_a_toolset():
+    with pytest.raises(TypeError, match="toolset must be an ADK BaseToolset"):
+        filtered_toolset(object(), toolfilter_fast.Policy(), server_id="demo")
+    with pytest.raises(TypeError, match="server_id must be str"):
+        filtered_toolset(FunctionTool(len), toolfilter_fast.Policy(), server_id=None)

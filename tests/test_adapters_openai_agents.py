@@ -12,6 +12,7 @@ import asyncio
 import logging
 import sys
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import pytest
 
@@ -20,11 +21,26 @@ import toolfilter_fast
 agents = pytest.importorskip("agents", reason="needs the openai-agents extra")
 mcp_types = pytest.importorskip("mcp.types", reason="needs the openai-agents extra")
 
-from _mcp_demo_server import SCRIPT, TOOL_NAMES  # noqa: E402
-from agents import Agent, RunContextWrapper  # noqa: E402
+from _mcp_demo_server import POLICY_CONFIG, SCRIPT, TOOL_NAMES  # noqa: E402
+from agents import Agent, RunConfig, RunContextWrapper, Runner  # noqa: E402
+from agents.exceptions import ModelBehaviorError  # noqa: E402
+from agents.items import ModelResponse  # noqa: E402
 from agents.mcp import MCPServerStdio, ToolFilterContext  # noqa: E402
+from agents.models.interface import Model  # noqa: E402
+from agents.usage import Usage  # noqa: E402
+from openai.types.responses import (  # noqa: E402
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
 
-from toolfilter_fast.adapters.openai_agents import MCPToolFilter, mcp_tool_filter  # noqa: E402
+from toolfilter_fast.adapters.openai_agents import (  # noqa: E402
+    MCPListFilter,
+    MCPToolFilter,
+    filtered_server,
+    mcp_tool_filter,
+    turn_input_text,
+)
 
 
 @dataclass
@@ -209,3 +225,185 @@ def test_real_stdio_server_lists_per_user_tools(caplog):
     assert listed[None] == (["read_file", "write_file"], ["read_file", "write_file"])
     # The SDK logs when a filter raises; the adapter never did.
     assert "Error applying MCP tool filter" not in caplog.text
+
+
+# --- a Policy ------------------------------------------------------------------------
+
+class ScriptedModel(Model):
+    """A model with no API behind it: records the tools and input of each call,
+    asks for ``call`` (a name and arguments) once, then answers "done"."""
+
+    def __init__(self, call=None):
+        self.call, self.offered, self.inputs = call, [], []
+
+    async def get_response(self, system_instructions, input, model_settings, tools,
+                           output_schema, handoffs, tracing, **kwargs):
+        self.offered.append([tool.name for tool in tools])
+        self.inputs.append(input)
+        if self.call is not None and len(self.offered) == 1:
+            name, arguments = self.call
+            output = [ResponseFunctionToolCall(type="function_call", call_id="c1", id="f1",
+                                               name=name, arguments=arguments)]
+        else:
+            output = [ResponseOutputMessage(
+                id="m1", type="message", role="assistant", status="completed",
+                content=[ResponseOutputText(type="output_text", text="done", annotations=[])],
+            )]
+        return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+    def stream_response(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+def policy_server(impl, **kwargs):
+    server = MCPServerStdio(
+        params={"command": sys.executable, "args": [SCRIPT, "demo", "policy"]},
+        name="demo", client_session_timeout_seconds=60,
+    )
+    return filtered_server(server, impl.Policy.from_config(POLICY_CONFIG), **kwargs)
+
+
+async def run_turn(server, message, context, call=None):
+    """A run: the tools offered on each model call, the inputs, the error if any."""
+    model = ScriptedModel(call)
+    agent = Agent(name="assistant", model=model, mcp_servers=[server])
+    try:
+        await Runner.run(agent, message, context=context,
+                         run_config=RunConfig(tracing_disabled=True))
+    except ModelBehaviorError as err:
+        return model.offered, model.inputs, str(err)
+    return model.offered, model.inputs, None
+
+
+def test_a_policy_with_all_four_stages_over_a_stdio_server(impl):
+    admin = {"role": "admin", "focus": "demo:search"}
+
+    async def main():
+        async with policy_server(impl) as server:
+            return [
+                await run_turn(server, "please reset the cache", admin),
+                await run_turn(server, "please reset the cache", admin,
+                               call=("read_file", '{"path": "p"}')),
+                await run_turn(server, "please reset the cache", admin,
+                               call=("demo.search.clear", "{}")),
+                await run_turn(server, "please reset the cache", admin,
+                               call=("never_existed", "{}")),
+                await run_turn(server, "hello", {"role": "admin", "focus": "demo:submit"}),
+                await run_turn(server, [{"role": "user", "content": "reset"},
+                                        {"role": "assistant", "content": "done"},
+                                        {"role": "user", "content": "hello"}], {"role": "admin"}),
+                await run_turn(server, "please reset the cache", {"role": "user"}),
+            ]
+
+    turns = asyncio.run(main())
+    first = ["read_file", "write_file", "admin_reset", "demo.search.type_text"]
+    assert turns[0][0] == [first] and turns[0][2] is None
+    offered, inputs, error = turns[1]
+    assert offered == [first, first] and error is None
+    assert [item["output"] for item in inputs[1] if item.get("type") == "function_call_output"] \
+        == [[{"type": "input_text", "text": "read_file p"}]]
+    # A tool the budget cut fails as a tool that never existed.
+    hidden, missing = turns[2][2], turns[3][2]
+    assert hidden == "Tool demo.search.clear not found in agent assistant"
+    assert hidden.replace("demo.search.clear", "NAME") == missing.replace("never_existed", "NAME")
+    assert turns[4][0] == [["read_file", "write_file", "demo.submit.click"]]
+    # The newest user item is the message: "reset" two items back is not.
+    assert turns[5][0] == [["read_file", "write_file", "demo.search.type_text",
+                            "demo.search.clear"]]
+    assert turns[6][0] == [["read_file", "write_file", "demo.search.type_text",
+                            "demo.search.clear"]]
+
+
+def safe_tool(name):
+    """An MCP tool that says it is neither read-only nor destructive."""
+    return mcp_tool(name, annotations=mcp_types.ToolAnnotations(read_only_hint=False,
+                                                                destructive_hint=False))
+
+
+def test_filtered_server_functions_get_a_tool_filter_context(impl):
+    seen = []
+
+    def ctx(context):
+        seen.append((type(context).__name__, context.server_name, context.agent.name))
+        return {"role": context.run_context.context.role}
+
+    list_filter = MCPListFilter(
+        impl.Policy.from_config(POLICY_CONFIG), ctx=ctx,
+        message=lambda context: "reset", focus=lambda context: context.run_context.context.focus,
+    )
+    tools = [safe_tool(name) for name in ("admin_reset", "demo.search.clear", "demo.submit.click")]
+    kept = list_filter(tools, RunContextWrapper(context=SimpleNamespace(role="admin",
+                                                                        focus="demo:submit")),
+                       Agent(name="ops"), "demo")
+    assert [tool.name for tool in kept] == ["admin_reset", "demo.submit.click"]
+    assert all(any(k is t for t in tools) for k in kept)
+    assert seen == [("ToolFilterContext", "demo", "ops")]
+
+
+def test_filtered_server_takes_a_tool_filter_too_and_fails_closed(caplog):
+    def broken(context):
+        raise KeyError("no user")
+
+    tools = [mcp_tool("read_file"), mcp_tool("delete_repo")]
+    rules = toolfilter_fast.compile(exclude=["*/delete_*"])
+    assert [tool.name for tool in MCPListFilter(rules)(tools, RunContextWrapper(None), None, "s")] \
+        == ["read_file"]
+    with caplog.at_level(logging.WARNING, logger="toolfilter_fast.adapters"):
+        assert MCPListFilter(rules, ctx=broken)(tools, RunContextWrapper(None), None, "s") == []
+        assert MCPListFilter(toolfilter_fast.Policy(), message=broken)(
+            tools, RunContextWrapper(None), None, "s") == []
+    assert caplog.text.count("every tool (2) of server 's' hidden") == 2
+
+
+def test_a_filtered_server_outside_a_run_judges_no_user_no_message_no_focus():
+    async def main():
+        async with policy_server(toolfilter_fast) as server:
+            return [tool.name for tool in await server.list_tools()]
+
+    # ctx None: no admin tools; no message: no admin group; no focus: no lens.
+    assert asyncio.run(main()) == ["read_file", "write_file", "demo.search.type_text",
+                                   "demo.search.clear"]
+
+
+def test_filtered_server_needs_a_server():
+    with pytest.raises(TypeError, match=r"server must be an agents\.mcp\.MCPServer"):
+        filtered_server(object(), toolfilter_fast.Policy())
+
+
+def test_turn_input_text_reads_the_newest_user_item():
+    def text(turn_input):
+        return turn_input_text(filter_context_with(turn_input))
+
+    def filter_context_with(turn_input):
+        return ToolFilterContext(run_context=RunContextWrapper(context=None, turn_input=turn_input),
+                                 agent=Agent(name="a"), server_name="s")
+
+    assert text([]) is None
+    assert text([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]) == "a"
+    assert text([{"role": "user", "content": [
+        {"type": "input_text", "text": "reset"}, {"type": "input_image", "image_url": "u"},
+        {"type": "input_text", "text": "the cache"},
+    ]}]) == "reset\nthe cache"
+    assert turn_input_text(ToolFilterContext(run_context=None, agent=None, server_name="s")) is None
+
+
+def test_mcp_tool_filter_takes_a_policy_it_can_apply_per_tool(impl):
+    unbudgeted = {key: value for key, value in POLICY_CONFIG.items() if key != "budget"}
+    adapter = mcp_tool_filter(impl.Policy.from_config(unbudgeted), server_id="demo")
+
+    def context(role, message, focus=None):
+        return ToolFilterContext(
+            run_context=RunContextWrapper(context={"role": role, "focus": focus},
+                                          turn_input=[{"role": "user", "content": message}]),
+            agent=Agent(name="a"), server_name="demo",
+        )
+
+    assert adapter(context("admin", "reset"), safe_tool("admin_reset")) is True
+    assert adapter(context("admin", "hello"), safe_tool("admin_reset")) is False   # groups
+    assert adapter(context("user", "reset"), safe_tool("admin_reset")) is False    # CEL
+    assert adapter(context("admin", "x", "demo:search"), safe_tool("demo.submit.click")) is False
+    assert adapter(context("admin", "x", "demo:submit"), safe_tool("demo.submit.click")) is True
+    with pytest.raises(TypeError, match=r"mcp_tool_filter \(an MCP server's tool_filter\) judges "
+                                        r"one tool at a time.*\(max_tools=4\): use "
+                                        r"filtered_server\(server, policy\)"):
+        mcp_tool_filter(impl.Policy.from_config(POLICY_CONFIG))

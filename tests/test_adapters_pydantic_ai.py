@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -19,9 +20,23 @@ import toolfilter_fast
 
 pydantic_ai = pytest.importorskip("pydantic_ai", reason="needs the pydantic-ai extra")
 
-from _mcp_demo_server import TOOL_NAMES, build_server  # noqa: E402
+from _mcp_demo_server import (  # noqa: E402
+    POLICY_CONFIG,
+    SCRIPT,
+    TOOL_NAMES,
+    build_policy_server,
+    build_server,
+)
+from fastmcp.client.transports import StdioTransport  # noqa: E402
 from pydantic_ai import Agent  # noqa: E402
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart  # noqa: E402
+from pydantic_ai.mcp import MCPToolset  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ImageUrl,
+    ModelResponse,
+    TextContent,
+    TextPart,
+    ToolCallPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.models.test import TestModel  # noqa: E402
 from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
@@ -31,6 +46,7 @@ from toolfilter_fast.adapters.pydantic_ai import (  # noqa: E402
     PrepareFunc,
     filter_func,
     prepare_func,
+    prompt_text,
 )
 
 
@@ -313,3 +329,161 @@ def test_reprs():
         "PrepareFunc(ToolFilter.compile(include=[], exclude=[]), server_id='s', max_tools=3)"
     )
     assert isinstance(prepare_func(rules, server_id="s"), PrepareFunc)
+
+
+# --- a Policy ------------------------------------------------------------------------
+
+def policy_toolset(impl, stdio=True, **kwargs):
+    """The policy server (spawned over stdio, or in-process) through
+    ``prepared(prepare_func(policy))``."""
+    server = MCPToolset(
+        StdioTransport(command=sys.executable, args=[SCRIPT, "demo", "policy"]) if stdio
+        else build_policy_server(),
+    )
+    return server.prepared(prepare_func(impl.Policy.from_config(POLICY_CONFIG), server_id="demo",
+                                        **kwargs))
+
+
+def run_turn(toolset, prompt, deps, calls=()):
+    """One run: the tools the model was offered, and what each call in ``calls``
+    (made in one response) was answered, the name taken out."""
+    offered = []
+
+    def respond(messages, info: AgentInfo):
+        offered.append([tool.name for tool in info.function_tools])
+        if len(offered) == 1 and calls:
+            return ModelResponse(parts=[ToolCallPart(name, args) for name, args in calls])
+        return ModelResponse(parts=[TextPart("done")])
+
+    result = Agent(FunctionModel(respond), toolsets=[toolset]).run_sync(prompt, deps=deps)
+    answers = {
+        part.tool_name: str(part.content).split(". Available tools")[0].replace(repr(part.tool_name), "NAME")
+        for message in result.all_messages() for part in getattr(message, "parts", [])
+        if part.part_kind in ("tool-return", "retry-prompt")
+    }
+    assert result.output == "done"
+    return offered[0], answers
+
+
+def test_a_policy_with_all_four_stages_over_a_stdio_server(impl):
+    toolset = policy_toolset(impl)
+    admin = {"role": "admin", "focus": "demo:search"}
+
+    # The prompt says "reset": admin_reset's group is live; the lens keeps the
+    # search widget's tools and the globals; the budget keeps the first four.
+    offered, answers = run_turn(toolset, "please reset the cache", admin, calls=[
+        ("demo.search.clear", {}), ("never_existed", {}), ("read_file", {"path": "p"}),
+    ])
+    assert offered == ["read_file", "write_file", "admin_reset", "demo.search.type_text"]
+    assert answers["demo.search.clear"] == answers["never_existed"] == "Unknown tool name: NAME"
+    assert answers["read_file"] == "read_file p"
+
+    # No "reset": the groups drop admin_reset; the other widget's focus.
+    offered, _ = run_turn(toolset, "hello", {"role": "admin", "focus": "demo:submit"})
+    assert offered == ["read_file", "write_file", "demo.submit.click"]
+
+    # No admin: the CEL pattern drops admin_reset; no focus: the lens is off and
+    # the budget cuts the fifth survivor. delete_repo is destructive: never shown.
+    offered, _ = run_turn(toolset, "please reset the cache", {"role": "user"})
+    assert offered == ["read_file", "write_file", "demo.search.type_text", "demo.search.clear"]
+
+
+@dataclass
+class Session:
+    role: str
+    focus: str | None = None
+    last_message: str | None = None
+
+
+def test_policy_ctx_message_and_focus_functions(impl):
+    seen = []
+
+    def message(run_context):
+        seen.append(run_context.prompt)
+        return run_context.deps.last_message
+
+    toolset = policy_toolset(
+        impl, stdio=False, ctx=lambda run_context: {"role": run_context.deps.role},
+        message=message, focus=lambda run_context: run_context.deps.focus,
+    )
+    deps = Session("admin", focus="demo:submit", last_message="reset it")
+    offered, _ = run_turn(toolset, "hello", deps)
+    assert offered == ["read_file", "write_file", "admin_reset", "demo.submit.click"]
+    assert seen and set(seen) == {"hello"}
+    # The default focus is deps.focus (or deps["focus"]).
+    toolset = policy_toolset(impl, stdio=False,
+                             ctx=lambda run_context: {"role": run_context.deps.role})
+    assert run_turn(toolset, "hello", Session("admin", "demo:submit"))[0] == [
+        "read_file", "write_file", "demo.submit.click",
+    ]
+
+
+def test_prompt_text_reads_the_text_parts_of_a_prompt():
+    def text(prompt):
+        return prompt_text(SimpleNamespace(prompt=prompt))
+
+    assert text("reset it") == "reset it"
+    assert text(None) is None
+    assert text(["reset", ImageUrl("https://example.org/a.png"), TextContent("the cache")]) == (
+        "reset\nthe cache"
+    )
+
+
+def test_filter_func_takes_a_policy_without_a_budget_and_judges_each_tool_alone(impl):
+    unbudgeted = {key: value for key, value in POLICY_CONFIG.items() if key != "budget"}
+    toolset = MCPToolset(build_policy_server()).filtered(
+        filter_func(impl.Policy.from_config(unbudgeted), server_id="demo"),
+    )
+    offered, _ = run_turn(toolset, "reset", {"role": "admin", "focus": "demo:search"})
+    assert offered == [
+        "read_file", "write_file", "admin_reset", "demo.search.type_text", "demo.search.clear",
+    ]
+
+
+@pytest.mark.parametrize("config, cut", [
+    ({"budget": {"max_tools": 4}}, r"\(max_tools=4\)"),
+    ({"focus_lens": {"max_tools": 2}}, r"\(focus_lens max_tools=2\)"),
+])
+def test_filter_func_refuses_a_policy_it_cannot_cut(impl, config, cut):
+    with pytest.raises(TypeError, match=r"filter_func \(toolset.filtered\) judges one tool at a "
+                                         r"time, so it cannot cut the Policy's list " + cut +
+                                         r": use prepare_func \(toolset.prepared\)"):
+        filter_func(impl.Policy.from_config(config), server_id="demo")
+    assert isinstance(prepare_func(impl.Policy.from_config(config), server_id="demo"), PrepareFunc)
+
+
+def test_a_policy_fails_closed_and_the_run_goes_on(impl, caplog):
+    def broken(run_context):
+        raise LookupError("no session")
+
+    for kwargs in ({"message": broken}, {"focus": broken}, {"ctx": broken},
+                   {"focus": lambda run_context: "not a focus:"}):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="toolfilter_fast.adapters"):
+            offered, _ = run_turn(policy_toolset(impl, stdio=False, **kwargs), "reset",
+                                  {"role": "admin"})
+        assert offered == []
+        assert "every tool (7) of server 'demo' hidden" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"message": "prompt"}, "message must be a function from the framework's context to "
+                                "the turn's user message, not str"),
+        ({"focus": 3}, "focus must be a function from the framework's context to a Focus"),
+    ],
+)
+def test_bad_policy_arguments(impl, kwargs, message):
+    policy = impl.Policy()
+    for make in (filter_func, prepare_func):
+        with pytest.raises(TypeError, match=message):
+            make(policy, server_id="demo", **kwargs)
+
+
+def test_message_and_focus_need_a_policy():
+    for make in (filter_func, prepare_func):
+        with pytest.raises(TypeError, match="message= is read by a Policy's stages"):
+            make(toolfilter_fast.compile(), server_id="demo", message=lambda run_context: "x")
+        with pytest.raises(TypeError, match="focus= is read by a Policy's stages"):
+            make(toolfilter_fast.compile(), server_id="demo", focus=lambda run_context: None)

@@ -133,6 +133,72 @@ def test_a_hundred_thousand_patterns():
     assert err.value.index == n - 1
 
 
+def _str_glob(glob: str, s: str) -> bool:
+    """A segment glob by ``str`` methods: ends anchored, each middle piece at
+    its leftmost place after the one before (greedy, which `*` alone allows)."""
+    first, *middles, last = glob.split("*") if "*" in glob else (glob, None)
+    if last is None:
+        return s == glob
+    if len(s) < len(first) + len(last) or not s.startswith(first) or not s.endswith(last):
+        return False
+    at, end = len(first), len(s) - len(last)
+    for piece in filter(None, middles):
+        found = s.find(piece, at, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
+def _str_first(patterns: list[str], server: str, name: str) -> int | None:
+    for i, p in enumerate(patterns):
+        s, t = p.split("/", 1) if "/" in p else ("*", p)
+        if _str_glob(s, server) and _str_glob(t, name):
+            return i
+    return None
+
+
+A = "a" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("patterns", "tools"),
+    [
+        # Nested infix keys: a thousand end at every byte of the run.
+        (["x*" + "a" * i + "*" for i in range(1, 1_001)],
+         [("s", A), ("s", "x" + A), ("s", "x" + "a" * 999), ("s", A + "x")]),
+        # Infix server globs, every one matching a long server id.
+        (["*" + "a" * i + f"*/tool{i}" for i in range(1, 1_001)],
+         [(A, "tool5"), (A, "tool1000"), ("a" * 4, "tool5"), ("a" * 5, "tool5"), (A, "tool")]),
+        # Multi-star globs past the search budget: the sweep of middle pieces.
+        (["*" + "a" * i + f"*b{i % 7}*" for i in range(1, 1_001)],
+         [("s", A + "b3"), ("s", A), ("s", "b3" + A), ("s", "a" * 700 + "b6a")]),
+        # Long prefixes past the comparing budget: the sweep of whole globs.
+        (["a" * 3_000 + "*c" + "b" * i for i in range(1, 4_001)],
+         [("s", A + "c" + "b" * 3_500), ("s", A + "c" + "b" * 4_500), ("s", A + "c"),
+          ("s", "a" * 2_999 + "c" + "b" * 10), ("s", "a" * 3_000 + "cb")]),
+        # A server id that matches a thousand server globs, and a long name.
+        (["*" + "a" * i + f"*/*b{i % 13}*" for i in range(1, 1_001)],
+         [(A, "x" * 100_000 + "b7"), (A, "x" * 100_000), ("a" * 10, "b12" + "x" * 100_000)]),
+    ],
+    ids=["nested-infix", "server-globs", "multi-star", "long-prefixes", "many-groups"],
+)
+def test_long_names_against_many_patterns(patterns, tools):
+    """The shapes whose cost once grew as patterns × name length (issue 14)
+    give the answers of matching each pattern alone: the first match, and
+    on both sides (exclude folds: the patterns written in capitals)."""
+    core = _core.RuleSet(patterns)
+    include = toolfilter_fast.compile(include=patterns)
+    exclude = toolfilter_fast.compile(exclude=[p.upper() for p in patterns])
+    for server, name in tools:
+        want = _str_first(patterns, server, name)
+        assert core.first_match(server, name) == want, (server[:8], name[-8:])
+        assert include.static_visible(Tool(server, name)) is (want is not None)
+        assert exclude.static_visible(Tool(server, name)) is (want is None)
+    batch = [Tool(s, n) for s, n in tools]
+    assert include.static_mask(batch) == [_str_first(patterns, s, n) is not None for s, n in tools]
+
+
 def _long_option(bad_at: int | None = None, bad: object = "x/") -> list[object]:
     """2,000 good entries (long enough to compile on two threads), one regex
     among them, and ``bad`` at ``bad_at``."""

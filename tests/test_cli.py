@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
+import re
 import select
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -379,9 +383,12 @@ def test_bench_bad_flags(tmp_path, args, fragment):
 # --- terminals and colours -----------------------------------------------------------
 
 
-def run_in_pty(args, cwd, env):
-    """Runs the command with stdout and stderr on a pseudo-terminal; returns its output."""
+def run_in_pty(args, cwd, env, columns=None):
+    """Runs the command with stdout and stderr on a pseudo-terminal (``columns`` wide,
+    when given); returns its output."""
     leader, follower = pty.openpty()
+    if columns is not None:
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     proc = subprocess.Popen([str(SCRIPT), *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                             stdout=follower, stderr=follower)
     os.close(follower)
@@ -422,6 +429,19 @@ def test_color_always_when_piped(work):
                  "--format", "table", "catalog.jsonl", cwd=work)
     assert ANSI in result.stdout
     assert result.stdout.splitlines()[0].count("STATUS") == 1
+
+
+def test_the_table_keeps_to_the_width_of_the_terminal(tmp_path):
+    """``toolfilter demo`` on a terminal 72 columns wide: long reasons wrap inside
+    their column, and no row of the table is wider than the terminal."""
+    env = {k: v for k, v in clean_env().items() if k != "COLUMNS"}
+    out = run_in_pty(["demo"], tmp_path, env, columns=72)
+    plain = [re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", line).rstrip("\r") for line in out.splitlines()]
+    start = next(i for i, line in enumerate(plain) if line.startswith("STATUS"))
+    end = next(i for i, line in enumerate(plain) if i > start and line.endswith("hidden"))
+    rows = plain[start:end]
+    assert len(rows) > 18  # 17 tools and the header, some tools on more than one line
+    assert max(len(line) for line in rows) <= 72
 
 
 def test_progress_bar_on_big_catalogs_on_a_terminal(work):

@@ -106,3 +106,14 @@ def test_lint_deny_visible(capsys, tmp_path):
     for bad in ["annotations: readonly", "cel: tool.name ==", "no-slash"]:
         code, _, err = run(capsys, "lint", "--config", POLICY, "--deny-visible", bad, *CATALOGS)
         assert code == 2 and "--deny-visible" in err
+
+
+def test_check_format_mcp_prints_the_visible_definitions_unchanged(capsys):
+    code, out, _ = run(capsys, "check", "--config", POLICY, "--message", "hello",
+                       "--format", "mcp", CATALOGS[0])
+    assert code == 0
+    listed = json.loads(out)["tools"]
+    originals = {t["name"]: t for t in json.loads(pathlib.Path(CATALOGS[0]).read_text())["tools"]}
+    assert listed and all(t == originals[t["name"]] for t in listed)
+    assert [t["name"] for t in listed][:3] == ["get_me", "get_issue", "list_issues"]
+    assert "delete_repository" not in {t["name"] for t in listed}

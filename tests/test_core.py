@@ -112,3 +112,51 @@ def test_rule_set_reports_first_match_index():
     assert rules.first_match("s", "y") == 1
     assert rules.first_match("x", "y") == 0
     assert len(rules) == 3
+
+
+# --- full-fidelity tools ---------------------------------------------------------------
+
+
+REAL_SHAPED = [
+    {"name": "get_issue", "title": "Get issue", "description": "One issue.",
+     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+     "outputSchema": {"type": "object", "properties": {"title": {"type": "string"}}},
+     "icons": [{"src": "https://example.invalid/i.svg", "mimeType": "image/svg+xml", "sizes": ["any"]}],
+     "annotations": {"title": "Get issue", "readOnlyHint": True, "openWorldHint": True},
+     "_meta": {"io.example/owner": "team-a", "nested": [1, {"x": None}]}},
+    {"_meta": {"a": 1}, "inputSchema": {"type": "object"}, "name": "ordered_differently",
+     "x-vendor-field": {"kept": True}, "description": None},
+    {"name": "odd_title", "title": 5, "inputSchema": {"type": "object"}, "future": [1, 2]},
+    {"name": "minimal", "inputSchema": {"type": "object", "properties": {}}},
+]
+
+
+def test_definitions_round_trip_byte_for_byte():
+    import json
+
+    for definition in REAL_SHAPED:
+        text = json.dumps(definition, ensure_ascii=False)
+        tool = Tool.from_mcp("s", json.loads(text))
+        assert json.dumps(tool.to_mcp(), ensure_ascii=False) == text
+    tool = Tool.from_mcp("s", REAL_SHAPED[0])
+    assert (tool.title, tool.output_schema, tool.icons, tool.meta, tool.extra) == (
+        "Get issue", REAL_SHAPED[0]["outputSchema"], REAL_SHAPED[0]["icons"],
+        REAL_SHAPED[0]["_meta"], None)
+    assert Tool.from_mcp("s", REAL_SHAPED[1]).extra == {"x-vendor-field": {"kept": True}}
+    assert Tool.from_mcp("s", REAL_SHAPED[2]).title is None
+    # A Tool made directly writes its fields under their wire names.
+    direct = Tool("s", "t", "d", {"type": "object"}, {"readOnlyHint": True}, title="T",
+                  extra={"x": 1})
+    assert direct.to_mcp() == {"name": "t", "title": "T", "description": "d",
+                               "inputSchema": {"type": "object"},
+                               "annotations": {"readOnlyHint": True}, "x": 1}
+
+
+def test_sdk_tools_keep_their_fields():
+    types = pytest.importorskip("mcp.types", reason="the MCP SDK (the adapters extra)")
+    sdk = types.Tool(name="x", title="X", inputSchema={"type": "object"},
+                     outputSchema={"type": "object"}, _meta={"k": "v"},
+                     annotations=types.ToolAnnotations(readOnlyHint=True))
+    tool = Tool.from_mcp("s", sdk)
+    assert tool.to_mcp()["_meta"] == {"k": "v"} and tool.output_schema == {"type": "object"}
+    assert toolfilter_fast.compile(include=[toolfilter_fast.Annotations(readOnlyHint=True)]).visible(tool)

@@ -85,6 +85,16 @@ class StaticFilter:
         judge: Callable[[str, str], bool] | None = None, threads: int | None = None,
     ) -> list[object]: ...
 
+def static_mask_arrow(
+    filter: StaticFilter, server_ids: object, names: object,
+    judge: Callable[[str, str], bool] | None = None, threads: int | None = None,
+) -> tuple[bytes, int]:
+    """The static decision of every row of two Arrow string columns, as an Arrow
+    boolean bitmap (set where visible) and its length."""
+
+def arrow_count_slashes(names: object) -> int:
+    """How many names hold a ``/``: one ``memchr`` pass over the column, for benchmarks."""
+
 # --- expression patterns and hints ---------------------------------------------
 
 HINTS: tuple[str, str, str, str]

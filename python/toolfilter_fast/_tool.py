@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import _core
 
 __all__ = ["HINTS", "Tool", "raw_hints"]
+
+#: The fields of an MCP tool definition that a Tool keeps apart, as
+#: ``(wire name, attribute)``, in the order :meth:`Tool.to_mcp` writes them.
+WIRE_FIELDS = (
+    ("name", "name"), ("title", "title"), ("description", "description"),
+    ("inputSchema", "input_schema"), ("outputSchema", "output_schema"), ("icons", "icons"),
+    ("annotations", "annotations"), ("_meta", "meta"),
+)
+_ATTRIBUTE_OF = dict(WIRE_FIELDS)
 
 #: The MCP tool annotations that annotation patterns read, in the order of
 #: their bits in a raw hint byte (two bits each: missing, false, true).
@@ -47,8 +56,14 @@ class Tool:
     ``annotations`` (the MCP tool annotations, with the wire's camelCase keys)
     is copied when the tool is made, and the hints that annotation patterns
     read (``readOnlyHint`` and the rest) are read from it then: a tool's
-    hints cannot change under a filter. ``title`` and ``meta`` (the MCP
-    ``_meta``) are there for expression patterns.
+    hints cannot change under a filter.
+
+    A Tool keeps every field of an MCP tool definition: ``title``,
+    ``input_schema`` (``inputSchema``), ``output_schema`` (``outputSchema``),
+    ``icons``, ``annotations``, ``meta`` (``_meta``), and in ``extra`` every
+    field the protocol adds later or a server invents. :meth:`from_mcp` reads a
+    definition and :meth:`to_mcp` writes it back as it was, key order
+    included, so a definition passes through a filter unchanged.
     """
 
     server_id: str
@@ -58,9 +73,14 @@ class Tool:
     annotations: Mapping[str, Any] | None = None
     title: str | None = None
     meta: Mapping[str, Any] | None = None
+    output_schema: Mapping[str, Any] | None = None
+    icons: Sequence[Any] | None = None
+    extra: Mapping[str, Any] | None = None
     #: The raw hint byte of ``annotations`` (:func:`raw_hints`), which the core
     #: reads in place in batches, as it reads ``server_id`` and ``name``.
     _hints: int = field(default=0, init=False, repr=False, compare=False)
+    #: The keys of the definition :meth:`from_mcp` read, in their order.
+    _keys: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("server_id", "name"):
@@ -74,30 +94,72 @@ class Tool:
     def __hash__(self) -> int:
         return hash((self.server_id, self.name))
 
+    def to_mcp(self) -> dict[str, Any]:
+        """The MCP tool definition: what :meth:`from_mcp` read, unchanged (the
+        same keys in the same order, the values as given; a shallow copy), or,
+        for a Tool made directly, its fields under their wire names."""
+        extra = self.extra or {}
+        wire: dict[str, Any] = {}
+        for key, attribute in WIRE_FIELDS:
+            value = getattr(self, attribute)
+            if key not in extra and (value is not None or key in self._keys):
+                wire[key] = value
+        for key, value in extra.items():
+            wire.setdefault(key, value)
+        if not self._keys:
+            return wire
+        order = [key for key in self._keys if key in wire]
+        order += [key for key in wire if key not in self._keys]
+        return {key: wire[key] for key in order}
+
     @classmethod
     def from_mcp(cls, server_id: str, tool: Mapping[str, Any] | Any) -> Tool:
-        """Builds a Tool from an MCP tool definition: a mapping with ``name``,
-        ``description``, ``inputSchema``, ``annotations``, ``title`` and ``_meta``,
-        or an ``mcp.types.Tool`` of either SDK generation (``inputSchema`` in
-        1.x, ``input_schema`` in 2.x; ``meta`` for ``_meta``). Pydantic
-        annotations become mappings with the wire's camelCase keys. A ``title``
-        that is not a ``str`` is left out (the annotations may carry one too)."""
+        """Builds a Tool from an MCP tool definition: a mapping in the wire's
+        shape (``name``, ``title``, ``description``, ``inputSchema``,
+        ``outputSchema``, ``icons``, ``annotations``, ``_meta``; any other key
+        goes to ``extra``), or an ``mcp.types.Tool`` of either SDK generation
+        (dumped in the wire's shape). A ``title`` that is not a ``str`` is kept
+        in ``extra``, as it came."""
+        dump = getattr(tool, "model_dump", None)
+        if not isinstance(tool, Mapping) and callable(dump):
+            dumped = dump(by_alias=True, exclude_none=True, mode="json")
+            if isinstance(dumped, Mapping):
+                tool = dumped
         if isinstance(tool, Mapping):
-            name, description = tool.get("name"), tool.get("description")
-            schema, annotations = tool.get("inputSchema"), tool.get("annotations")
-            title, meta = tool.get("title"), tool.get("_meta")
-        else:
-            name, description = getattr(tool, "name", None), getattr(tool, "description", None)
-            schema = getattr(tool, "input_schema", None)
-            if schema is None:
-                schema = getattr(tool, "inputSchema", None)
-            annotations = getattr(tool, "annotations", None)
-            title, meta = getattr(tool, "title", None), getattr(tool, "meta", None)
+            return cls._from_wire(server_id, tool)
+        # Any other object with the fields as attributes (SDK 1.x names, or 2.x's).
+        name, description = getattr(tool, "name", None), getattr(tool, "description", None)
+        schema = getattr(tool, "input_schema", None)
+        if schema is None:
+            schema = getattr(tool, "inputSchema", None)
+        annotations = getattr(tool, "annotations", None)
+        title, meta = getattr(tool, "title", None), getattr(tool, "meta", None)
         if name is None:
             raise TypeError(f"an MCP tool needs a 'name', got {tool!r}")
         return cls(server_id, name, description, as_mapping(schema, "inputSchema"),
                    as_mapping(annotations, "annotations"),
                    title if isinstance(title, str) else None, as_mapping(meta, "_meta"))
+
+    @classmethod
+    def _from_wire(cls, server_id: str, definition: Mapping[str, Any]) -> Tool:
+        if definition.get("name") is None:
+            raise TypeError(f"an MCP tool needs a 'name', got {definition!r}")
+        values: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for key, value in definition.items():
+            attribute = _ATTRIBUTE_OF.get(key)
+            if attribute is None or (attribute == "title" and not isinstance(value, str)
+                                     and value is not None):
+                extra[key] = value
+            else:
+                values[attribute] = value
+        values["input_schema"] = as_mapping(values.get("input_schema"), "inputSchema")
+        values["annotations"] = as_mapping(values.get("annotations"), "annotations")
+        values["meta"] = as_mapping(values.get("meta"), "_meta")
+        values.pop("name")
+        tool = cls(server_id, definition["name"], extra=extra or None, **values)
+        object.__setattr__(tool, "_keys", tuple(definition))
+        return tool
 
 
 def as_mapping(value: Any, what: str) -> Mapping[str, Any] | None:

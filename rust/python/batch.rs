@@ -21,7 +21,7 @@ use pyo3::types::{PyBool, PyInt, PyList, PyString, PyTuple};
 
 use super::{as_str, type_name};
 use super::inplace::{prefetch_object, string_bytes, tuple_item, Quiet, ToolLayout};
-use crate::filter::{Outcome, StaticFilter};
+use crate::filter::{Decider, Needs, Outcome, StaticFilter};
 
 /// Tools per block: the unit a batch reads, hands to a worker and matches.
 const BLOCK: usize = 1 << 13;
@@ -82,29 +82,44 @@ fn threads_for(n: usize, threads: Option<usize>) -> usize {
 
 /// A block of a batch with its strings copied out of Python, so that a worker
 /// thread can match it without the GIL: nothing borrowed from a Python object
-/// is touched off the calling thread.
+/// is touched off the calling thread. Only what the filter reads is copied
+/// ([`Needs`]): no name without a pattern that reads names, no server without
+/// a rule that depends on the server.
 #[derive(Default)]
 struct Block {
     bytes: Vec<u8>,
-    /// Byte ranges of each item's server id and name in `bytes`.
-    spans: Vec<(usize, usize, usize, usize)>,
-    /// Each item's raw annotation hints (`crate::hints::raw`); 0 (all
-    /// missing) unless the filter has annotation patterns.
-    hints: Vec<u8>,
+    items: Vec<Item>,
+    /// The block's server ids as ranges of `bytes`, each copied once (a few
+    /// may come twice: see [`Reader`]).
+    servers: Vec<(usize, usize)>,
+}
+
+/// One item of a block.
+#[derive(Clone, Copy)]
+struct Item {
+    /// The name as a range of the block's bytes (empty when no pattern reads it).
+    name: (usize, usize),
+    /// The item's place in the block's `servers` (0, unused, when no rule
+    /// depends on the server).
+    server: u32,
+    /// The raw annotation hints (`crate::hints::raw`); 0 (all missing)
+    /// unless the filter has annotation patterns.
+    hints: u8,
 }
 
 impl Block {
     /// A block sized for `BLOCK` items of short names: filling it allocates
     /// nothing, and blocks are recycled, so a batch does not fault in fresh
     /// pages for every block.
-    fn with_capacity() -> Self {
-        Block { bytes: Vec::with_capacity(BLOCK * 32), spans: Vec::with_capacity(BLOCK), hints: Vec::with_capacity(BLOCK) }
+    fn with_capacity(needs: Needs) -> Self {
+        let bytes = if needs.name { BLOCK * 32 } else { 0 };
+        Block { bytes: Vec::with_capacity(bytes), items: Vec::with_capacity(BLOCK), servers: Vec::new() }
     }
 
     fn clear(&mut self) {
         self.bytes.clear();
-        self.spans.clear();
-        self.hints.clear();
+        self.items.clear();
+        self.servers.clear();
     }
 
     fn copy(&mut self, bytes: &[u8]) -> (usize, usize) {
@@ -113,32 +128,110 @@ impl Block {
         (start, self.bytes.len())
     }
 
-    fn items(&self) -> impl Iterator<Item = (&[u8], &[u8], u8)> + '_ {
-        self.spans.iter().zip(&self.hints).map(|(&(a, b, c, d), &hints)| (&self.bytes[a..b], &self.bytes[c..d], hints))
+    fn new_server(&mut self, bytes: &[u8]) -> u32 {
+        let span = self.copy(bytes);
+        self.servers.push(span);
+        self.servers.len() as u32 - 1
     }
 }
 
 /// Blocks that have been matched, kept for the next ones to be read into.
 type Spares = Mutex<Vec<Block>>;
 
-fn spare_block(spares: &Spares) -> Block {
-    let mut block = spares.lock().ok().and_then(|mut s| s.pop()).unwrap_or_else(Block::with_capacity);
+fn spare_block(spares: &Spares, needs: Needs) -> Block {
+    let mut block = spares.lock().ok().and_then(|mut s| s.pop()).unwrap_or_else(|| Block::with_capacity(needs));
     block.clear();
     block
 }
 
-/// Copies items into one block. A catalog repeats one server id object per
-/// server, so the bytes of the previous item's server id are reused when its
-/// object comes again. An address is only compared while it is known to be
-/// that object: while no Python code has run since it was seen (nothing was
-/// freed, so nothing new can have its address).
+/// One slot of [`Reader::recent`]: a server id object's address, the epoch
+/// it was seen in, and its place in the block.
+#[derive(Clone, Copy, Default)]
+struct Recent {
+    address: usize,
+    epoch: u32,
+    slot: u32,
+}
+
+/// Most server id objects a reader remembers per block (a power of two).
+const RECENT: usize = 1 << 13;
+
+/// Copies items into blocks, as much of each as the filter needs. A catalog
+/// repeats one server id object per server, so a server id object met
+/// before in the block is not copied again: the previous item's is checked
+/// first (catalogs usually come grouped by server), then a direct-mapped
+/// table of the ones met in the block (for blocks that hold thousands of
+/// servers, interleaved). An address is only compared while it is known to
+/// be that object: within one epoch, which ends with the block and whenever
+/// Python code has run (nothing was freed in between, so nothing new can
+/// have its address). Two objects that share a table slot only cost a
+/// second copy of a server id; equal ids in distinct objects are one server
+/// to the matcher, which resolves servers by their bytes.
 struct Reader {
-    last: Option<(*mut pyo3::ffi::PyObject, u64, (usize, usize))>,
+    needs: Needs,
+    epoch: u32,
+    /// `Quiet::runs` when the epoch began.
+    runs: u64,
+    last: Option<(usize, u32)>,
+    recent: Vec<Recent>,
 }
 
 impl Reader {
+    fn new(needs: Needs, n: usize) -> Self {
+        let size = if needs.server { n.clamp(1, RECENT).next_power_of_two() } else { 0 };
+        Reader { needs, epoch: 0, runs: 0, last: None, recent: vec![Recent::default(); size] }
+    }
+
+    /// A new block: no address seen before is to be trusted in it.
+    fn start_block(&mut self) {
+        self.new_epoch();
+    }
+
+    fn new_epoch(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // Wrapped (after four billion epochs): forget every slot.
+            self.recent.fill(Recent::default());
+            self.epoch = 1;
+        }
+        self.last = None;
+    }
+
+    /// The block slot of a borrowed server id, copying it on first sight.
+    #[inline]
+    fn server_slot<'py>(
+        &mut self,
+        quiet: &Quiet<'py>,
+        block: &mut Block,
+        server: Borrowed<'_, 'py, PyString>,
+    ) -> PyResult<u32> {
+        if quiet.runs() != self.runs {
+            self.runs = quiet.runs();
+            self.new_epoch();
+        }
+        let address = server.as_ptr() as usize;
+        if let Some((last, slot)) = self.last {
+            if last == address {
+                return Ok(slot);
+            }
+        }
+        // Objects are 16-byte aligned: the low bits say nothing.
+        let at = ((address >> 4) ^ (address >> 17)) & (self.recent.len() - 1);
+        let recent = self.recent[at];
+        let slot = if recent.address == address && recent.epoch == self.epoch {
+            recent.slot
+        } else {
+            let slot = block.new_server(&quiet.str_bytes(server)?);
+            self.recent[at] = Recent { address, epoch: self.epoch, slot };
+            slot
+        };
+        self.last = Some((address, slot));
+        Ok(slot)
+    }
+
     /// Copies a borrowed server id and name: no Python code runs between the
     /// borrow and the copy (nothing here drops or calls anything).
+    #[inline]
     fn push_borrowed<'py>(
         &mut self,
         quiet: &Quiet<'py>,
@@ -147,21 +240,14 @@ impl Reader {
         name: Borrowed<'_, 'py, PyString>,
         hints: u8,
     ) -> PyResult<()> {
-        let server_span = match self.last {
-            Some((ptr, runs, span)) if ptr == server.as_ptr() && runs == quiet.runs() => span,
-            _ => {
-                let span = block.copy(&quiet.str_bytes(server)?);
-                self.last = Some((server.as_ptr(), quiet.runs(), span));
-                span
-            }
-        };
-        let name_span = block.copy(&quiet.str_bytes(name)?);
-        block.spans.push((server_span.0, server_span.1, name_span.0, name_span.1));
-        block.hints.push(hints);
+        let server = if self.needs.server { self.server_slot(quiet, block, server)? } else { 0 };
+        let name = if self.needs.name { block.copy(&quiet.str_bytes(name)?) } else { (0, 0) };
+        block.items.push(Item { name, server, hints });
         Ok(())
     }
 
-    /// Copies a server id and name the caller holds.
+    /// Copies a server id and name the caller holds (and drops after, as
+    /// Python code: the next item starts a new epoch).
     fn push_owned(
         &mut self,
         block: &mut Block,
@@ -169,54 +255,69 @@ impl Reader {
         name: &Bound<'_, PyString>,
         hints: u8,
     ) -> PyResult<()> {
-        let server_span = block.copy(&string_bytes(server)?);
-        let name_span = block.copy(&string_bytes(name)?);
-        block.spans.push((server_span.0, server_span.1, name_span.0, name_span.1));
-        block.hints.push(hints);
-        // The caller drops these objects (inside a `Quiet::run`): their
-        // addresses are not to be compared with later ones.
-        self.last = None;
+        let server = if self.needs.server { block.new_server(&string_bytes(server)?) } else { 0 };
+        let name = if self.needs.name { block.copy(&string_bytes(name)?) } else { (0, 0) };
+        block.items.push(Item { name, server, hints });
         Ok(())
     }
 }
 
-/// Matches one block and stores its outcomes under its number. Touches no
-/// Python object.
-fn match_block(filter: &StaticFilter, number: usize, block: Block, done: &Mutex<Vec<Vec<Outcome>>>, spares: &Spares) {
-    let mut outcomes = Vec::with_capacity(block.spans.len());
-    filter.outcomes_with_hints_into(block.items(), &mut outcomes);
-    if let Ok(mut done) = done.lock() {
-        done[number] = outcomes;
+/// One thread's matcher: its [`Decider`] lives for the whole batch, so each
+/// distinct server is resolved at most once per thread.
+struct Worker<'f> {
+    decider: Decider<'f>,
+    /// The plan of each of the current block's servers.
+    plans: Vec<u32>,
+}
+
+impl<'f> Worker<'f> {
+    fn new(filter: &'f StaticFilter) -> Self {
+        Worker { decider: Decider::new(filter), plans: Vec::new() }
     }
-    if let Ok(mut spares) = spares.lock() {
-        spares.push(block);
+
+    /// Matches one block into `out` (as long as the block). Touches no
+    /// Python object.
+    fn run(&mut self, block: &Block, out: &mut [Outcome]) {
+        let Block { bytes, items, servers } = block;
+        self.plans.clear();
+        self.plans.extend(servers.iter().map(|&(a, b)| self.decider.plan_for(&bytes[a..b])));
+        for (item, slot) in items.iter().zip(out) {
+            let (server, plan) = match servers.get(item.server as usize) {
+                Some(&(a, b)) => (&bytes[a..b], self.plans[item.server as usize]),
+                None => (&[][..], 0),
+            };
+            *slot = self.decider.decide_planned(plan, server, &bytes[item.name.0..item.name.1], item.hints);
+        }
     }
 }
 
+/// A block read, and where its outcomes go.
+type Work<'o> = (Block, &'o mut [Outcome]);
+
 /// Matches queued blocks until the queue is closed and empty.
-fn match_blocks(
-    filter: &StaticFilter,
-    queue: &Mutex<Receiver<(usize, Block)>>,
-    done: &Mutex<Vec<Vec<Outcome>>>,
-    spares: &Spares,
-) {
+fn match_blocks(worker: &mut Worker<'_>, queue: &Mutex<Receiver<Work<'_>>>, spares: &Spares) {
     loop {
         let next = queue.lock().map(|rx| rx.recv());
-        let Ok(Ok((number, block))) = next else { return };
-        match_block(filter, number, block, done, spares);
+        let Ok(Ok((block, out))) = next else { return };
+        worker.run(&block, out);
+        if let Ok(mut spares) = spares.lock() {
+            spares.push(block);
+        }
     }
 }
 
 /// Decides `n` items in blocks: `read(quiet, block, reader, i)` copies item `i`.
 ///
-/// With one thread, each block is matched right after it is read. With more,
-/// the calling thread reads (it alone may touch Python) and hands blocks to
+/// A filter whose answer depends on nothing of a tool still reads (checks)
+/// every item, but copies nothing and matches nothing. Otherwise, with one
+/// thread, each block is matched right after it is read. With more, the
+/// calling thread reads (it alone may touch Python) and hands blocks to
 /// worker threads, which match them without the GIL; when the workers are
 /// behind (the bounded queue is full) it matches the block it just read
 /// itself instead of waiting, so reading and matching share the cores
 /// whichever is the slower. When reading is done it matches alongside the
 /// workers. At most a few blocks are in flight, so memory stays flat in the
-/// batch size.
+/// batch size; each block's outcomes go straight to their place in the answer.
 fn decide<'py>(
     filter: &StaticFilter,
     quiet: &mut Quiet<'py>,
@@ -224,44 +325,60 @@ fn decide<'py>(
     threads: Option<usize>,
     mut read: impl FnMut(&mut Quiet<'py>, &mut Block, &mut Reader, usize) -> PyResult<()>,
 ) -> PyResult<Vec<Outcome>> {
+    let needs = filter.needs();
+    let mut reader = Reader::new(needs, n);
+    if let Some(outcome) = filter.constant_outcome() {
+        let mut block = Block::with_capacity(needs);
+        for start in (0..n).step_by(BLOCK) {
+            block.clear();
+            reader.start_block();
+            for i in start..n.min(start + BLOCK) {
+                read(quiet, &mut block, &mut reader, i)?;
+            }
+        }
+        return Ok(vec![outcome; n]);
+    }
     let threads = threads_for(n, threads);
     let spares: Spares = Mutex::new(Vec::new());
     let mut read_block = |start: usize| -> PyResult<Block> {
-        let mut block = spare_block(&spares);
-        // Spans point into this block only.
-        let mut reader = Reader { last: None };
+        let mut block = spare_block(&spares, needs);
+        reader.start_block();
         for i in start..n.min(start + BLOCK) {
             read(quiet, &mut block, &mut reader, i)?;
         }
         Ok(block)
     };
+    let mut out = vec![Outcome::Hidden; n];
+    let mut worker = Worker::new(filter);
     if threads == 1 || n <= BLOCK {
-        let mut out = Vec::with_capacity(n);
-        for start in (0..n).step_by(BLOCK) {
-            let block = read_block(start)?;
-            filter.outcomes_with_hints_into(block.items(), &mut out);
+        for (number, chunk) in out.chunks_mut(BLOCK).enumerate() {
+            let block = read_block(number * BLOCK)?;
+            worker.run(&block, chunk);
             if let Ok(mut spares) = spares.lock() {
                 spares.push(block);
             }
         }
         return Ok(out);
     }
-    let blocks = n.div_ceil(BLOCK);
     // No more workers than blocks: the others would only wait.
-    let threads = threads.min(blocks);
-    let (sender, receiver) = sync_channel::<(usize, Block)>(2 * threads);
+    let threads = threads.min(n.div_ceil(BLOCK));
+    let (sender, receiver) = sync_channel::<Work<'_>>(2 * threads);
     let queue = Mutex::new(receiver);
-    let done = Mutex::new(vec![Vec::new(); blocks]);
     let read_result = std::thread::scope(|scope| {
         for _ in 1..threads {
-            scope.spawn(|| match_blocks(filter, &queue, &done, &spares));
+            scope.spawn(|| match_blocks(&mut Worker::new(filter), &queue, &spares));
         }
         let mut result = Ok(());
-        for number in 0..blocks {
+        for (number, chunk) in out.chunks_mut(BLOCK).enumerate() {
             match read_block(number * BLOCK) {
-                Ok(block) => match sender.try_send((number, block)) {
+                Ok(block) => match sender.try_send((block, chunk)) {
                     Ok(()) => {}
-                    Err(TrySendError::Full((number, block))) => match_block(filter, number, block, &done, &spares),
+                    Err(TrySendError::Full((block, chunk))) => {
+                        worker.run(&block, chunk);
+                        if let Ok(mut spares) = spares.lock() {
+                            spares.push(block);
+                        }
+                    }
                     Err(TrySendError::Disconnected(_)) => break,
                 },
                 Err(err) => {
@@ -271,16 +388,13 @@ fn decide<'py>(
             }
         }
         drop(sender);
-        match_blocks(filter, &queue, &done, &spares);
+        match_blocks(&mut worker, &queue, &spares);
         result
     });
+    // The queue borrows the answer's chunks (all matched by now).
+    drop(queue);
     read_result?;
-    let outcomes = done.into_inner().map(|d| d.concat()).unwrap_or_default();
-    if outcomes.len() != n {
-        // Unreachable while matching cannot fail; never answer for a partial batch.
-        return Err(PyValueError::new_err("a matching thread failed; no answer for this batch"));
-    }
-    Ok(outcomes)
+    Ok(out)
 }
 
 /// Where a tool batch reads its items: the caller's list while no Python code
@@ -520,6 +634,9 @@ fn answer<'py>(
         Outcome::Undecided => true,
         Outcome::Visible => recheck || matches!(select, Select::Items),
     };
+    if !recheck && !outcomes.contains(&Outcome::Undecided) {
+        return answer_decided(py, quiet, outcomes, select, hold);
+    }
     // Only a mask says something of hidden items: the other answers visit the
     // rest (in a big catalog, a few in a thousand).
     let mask = matches!(select, Select::Mask);
@@ -556,4 +673,38 @@ fn answer<'py>(
         }
     }
     Ok(out)
+}
+
+/// [`answer`] when the core decided every item and nothing is rechecked: no
+/// Python code is called, and the answer list is made at its size in one go.
+fn answer_decided<'py>(
+    py: Python<'py>,
+    quiet: Quiet<'py>,
+    outcomes: &[Outcome],
+    select: Select,
+    mut hold: impl FnMut(usize) -> PyResult<Held<'py>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let visible = || (0..outcomes.len()).filter(|&i| outcomes[i] == Outcome::Visible);
+    match select {
+        Select::Mask => {
+            drop(quiet);
+            PyList::new(py, outcomes.iter().map(|&o| o == Outcome::Visible))
+        }
+        Select::Indices => {
+            drop(quiet);
+            PyList::new(py, visible().collect::<Vec<_>>())
+        }
+        Select::Items => {
+            // Taken while still quiet, with the input as it was read.
+            let mut kept = Vec::new();
+            for i in visible() {
+                match hold(i)? {
+                    Held::Tool(tool) => kept.push(tool),
+                    Held::Pair(..) => return Err(PyValueError::new_err("mode 'items' needs a list of tools")),
+                }
+            }
+            drop(quiet);
+            PyList::new(py, kept)
+        }
+    }
 }

@@ -144,6 +144,10 @@ impl PyStaticFilter {
     pub(super) fn new(inner: StaticFilter) -> Self {
         PyStaticFilter { inner }
     }
+
+    pub(super) fn inner(&self) -> &StaticFilter {
+        &self.inner
+    }
 }
 
 #[pymethods]

@@ -10,6 +10,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
+mod arrow;
 mod batch;
 mod build;
 mod expr;
@@ -90,6 +91,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     check_interpreter()?;
     m.add_function(wrap_pyfunction!(register_tool_class, m)?)?;
     filter::register(m)?;
+    arrow::register(m)?;
     build::register(m)?;
     expr::register(m)?;
     focus::register(m)?;

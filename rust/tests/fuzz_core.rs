@@ -15,7 +15,7 @@ use proptest::test_runner::Config;
 use toolfilter_fast::filter::{flag, FlagScratch, Outcome, Side, StaticFilter};
 use toolfilter_fast::fold::Fold;
 use toolfilter_fast::glob::SegmentGlob;
-use toolfilter_fast::index::{Scratch as IndexScratch, SegmentIndex};
+use toolfilter_fast::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
 use toolfilter_fast::rules::{PatternIssue, RuleSet, Scratch};
 
 fn config(default_cases: u32) -> Config {
@@ -202,21 +202,48 @@ thread_local! {
     /// One scratch reused by every query of a thread, as the binding does:
     /// leftovers of one query (or one index) must never leak into the next.
     static SHARED: RefCell<Scratch> = RefCell::new(Scratch::default());
+    /// And ones that take the long names' paths on any name: the sweeps, and
+    /// the tool matched across groups.
+    static SHARED_LONG: [RefCell<Scratch>; 2] =
+        [Sweeping::Middles, Sweeping::Whole].map(|what| RefCell::new(Scratch::always_sweeping(what)));
+    static SHARED_FLAGS_LONG: [RefCell<FlagScratch>; 2] =
+        [Sweeping::Middles, Sweeping::Whole].map(|what| RefCell::new(FlagScratch::always_sweeping(what)));
     static SHARED_INDEX: RefCell<IndexScratch> = RefCell::new(IndexScratch::default());
+    /// Ones that leave candidates to the sweeps: middle pieces, or whole globs.
+    static SHARED_MIDDLES: RefCell<IndexScratch> = RefCell::new(IndexScratch::always_sweeping(Sweeping::Middles));
+    static SHARED_WHOLE: RefCell<IndexScratch> = RefCell::new(IndexScratch::always_sweeping(Sweeping::Whole));
     static SHARED_FLAGS: RefCell<FlagScratch> = RefCell::new(FlagScratch::default());
 }
 
+/// The index's matches, the same whether globs are verified one by one or by
+/// a sweep (of middle pieces, or of whole globs); with its smallest and
+/// whether there is one.
 fn index_matches(index: &SegmentIndex, s: &[u8]) -> Vec<u32> {
-    let mut got = Vec::new();
-    SHARED_INDEX.with(|scratch| {
-        let _ = index.for_each_match(s, &mut scratch.borrow_mut(), &mut |id| {
-            got.push(id);
-            ControlFlow::Continue(())
-        });
+    let [direct, middles, whole] = [&SHARED_INDEX, &SHARED_MIDDLES, &SHARED_WHOLE].map(|shared| {
+        shared.with(|scratch| {
+            let scratch = &mut scratch.borrow_mut();
+            let mut got = Vec::new();
+            let _ = index.for_each_match(s, scratch, &mut |id| {
+                got.push(id);
+                ControlFlow::Continue(())
+            });
+            got.sort_unstable();
+            got.dedup();
+            assert_eq!(index.min_match(s, scratch), got.first().copied());
+            assert_eq!(index.any_match(s, scratch), !got.is_empty());
+            got
+        })
     });
-    got.sort_unstable();
-    got.dedup();
-    got
+    assert_eq!(direct, middles);
+    assert_eq!(direct, whole);
+    direct
+}
+
+/// A string of runs of `a` and single other characters: where pieces made of
+/// `a`s end at every byte, as suffixes of each other.
+fn runs(max_runs: usize) -> impl Strategy<Value = Vec<u32>> {
+    proptest::collection::vec((0usize..40, proptest::sample::select(&['b' as u32, 'A' as u32, '_' as u32][..])), 0..=max_runs)
+        .prop_map(|runs| runs.into_iter().flat_map(|(n, c)| std::iter::repeat_n('a' as u32, n).chain([c])).collect())
 }
 
 // --- properties --------------------------------------------------------------
@@ -277,12 +304,21 @@ proptest! {
             let other_want: Vec<u32> =
                 (0..other.len() as u32).filter(|&i| naive_glob(&other[i as usize], name, STAR)).collect();
             prop_assert_eq!(index_matches(&other_index, &bytes), other_want);
-            SHARED_INDEX.with(|scratch| {
-                let scratch = &mut scratch.borrow_mut();
-                prop_assert_eq!(index.min_match(&bytes, scratch), want.first().copied());
-                prop_assert_eq!(index.any_match(&bytes, scratch), !want.is_empty());
-                Ok(())
-            })?;
+        }
+    }
+
+    #[test]
+    fn index_on_runs_equals_each_glob_alone(
+        globs in proptest::collection::vec(proptest::collection::vec(
+            proptest::sample::select(&['a' as u32, 'a' as u32, '*' as u32, 'b' as u32][..]), 0..12), 0..40),
+        names in proptest::collection::vec(runs(8), 1..4),
+    ) {
+        let encoded: Vec<Vec<u8>> = globs.iter().map(|g| encode(g)).collect();
+        let index = SegmentIndex::build(encoded.iter().enumerate().map(|(i, g)| (g.as_slice(), i as u32)));
+        for name in &names {
+            let want: Vec<u32> =
+                (0..globs.len() as u32).filter(|&i| naive_glob(&globs[i as usize], name, STAR)).collect();
+            prop_assert_eq!(index_matches(&index, &encode(name)), want);
         }
     }
 
@@ -300,12 +336,14 @@ proptest! {
                 (Err(got), Err(want)) => prop_assert_eq!(*got, want),
                 (Ok(set), Ok(want)) => {
                     let (s, t) = (encode(server), encode(tool));
-                    SHARED.with(|scratch| {
+                    let check = |scratch: &RefCell<Scratch>| {
                         let scratch = &mut scratch.borrow_mut();
                         prop_assert_eq!(set.first_match(&s, &t, scratch), want);
                         prop_assert_eq!(set.is_match(&s, &t, scratch), want.is_some());
                         Ok(())
-                    })?;
+                    };
+                    SHARED.with(check)?;
+                    SHARED_LONG.with(|long| long.iter().try_for_each(check))?;
                 }
                 (got, want) => prop_assert!(false, "compile {:?} but naive {:?}", got.as_ref().err(), want),
             }
@@ -360,6 +398,12 @@ proptest! {
             };
             let (s, t) = (encode(server), encode(tool));
             let bits = SHARED_FLAGS.with(|scratch| filter.flags(&s, &t, &mut scratch.borrow_mut()));
+            SHARED_FLAGS_LONG.with(|long| {
+                long.iter().try_for_each(|scratch| {
+                    prop_assert_eq!(filter.flags(&s, &t, &mut scratch.borrow_mut()), bits);
+                    Ok(())
+                })
+            })?;
             prop_assert_eq!(bits & flag::EXCLUDED != 0, excluded);
             if !excluded {
                 prop_assert_eq!(bits & flag::INCLUDED != 0, included);

@@ -3,6 +3,11 @@
 Nothing here imports a framework. Framework objects are read by attribute, so
 that one code path serves every generation of the MCP SDK (``inputSchema`` in
 1.x, ``input_schema`` in 2.x) and every framework's own tool record.
+
+An adapter holds either a filter (``visible``/``filter``/``static_visible``)
+or a :class:`~toolfilter_fast.Policy` (``select``), bound by
+:class:`BoundFilter` to the functions that read a turn's ``ctx``, user
+message and focus from the framework's own context object.
 """
 
 from __future__ import annotations
@@ -17,10 +22,17 @@ from ..policy.model import check_max_tools as check_count
 __all__ = [
     "BoundFilter",
     "CtxFunc",
+    "FilteredMethod",
+    "FocusFunc",
+    "MessageFunc",
     "check_ctx",
-    "check_filter",
     "check_max_tools",
+    "check_rules",
     "check_server_id",
+    "filter_method",
+    "focus_from",
+    "is_policy",
+    "keep_selected",
     "keep_visible",
     "logger",
     "mapping_or_none",
@@ -35,23 +47,44 @@ logger = logging.getLogger("toolfilter_fast.adapters")
 #: A function from the framework's own context object to the filter's ``ctx``.
 CtxFunc = Callable[[Any], Any]
 
+#: A function from the framework's own context object to the turn's user
+#: message (a ``str``, or None for no message).
+MessageFunc = Callable[[Any], Any]
+
+#: A function from the framework's own context object to the focus: a
+#: :class:`~toolfilter_fast.Focus`, ``"session:widget[:hover]"``, a mapping of
+#: the ids, or None (no focus: the lens is off).
+FocusFunc = Callable[[Any], Any]
+
 T = TypeVar("T")
 
 
-def check_filter(tool_filter: Any) -> Any:
-    """The filter, if it has ``visible(tool, ctx)``, ``filter(tools, ctx)`` and
-    ``static_visible(tool)``; else TypeError.
+def is_policy(rules: Any) -> bool:
+    """Whether ``rules`` is a Policy: :class:`toolfilter_fast.Policy`, the
+    reference one, or any object with ``select(tools, ctx, message, focus)``,
+    ``filter``, ``focus_lens`` and ``max_tools``."""
+    return callable(getattr(rules, "select", None)) and all(
+        hasattr(rules, part) for part in ("filter", "focus_lens", "max_tools")
+    )
+
+
+def check_rules(rules: Any) -> Any:
+    """``rules`` if it is a Policy (:func:`is_policy`) or a filter; else TypeError.
 
     Loosely typed on purpose: a :class:`~toolfilter_fast.ToolFilter`, the
-    ``reference`` one, or any object with those three methods works.
+    ``reference`` one, or any object with ``visible(tool, ctx)``,
+    ``filter(tools, ctx)`` and ``static_visible(tool)`` is a filter.
     """
+    if is_policy(rules):
+        return rules
     for method in ("visible", "filter", "static_visible"):
-        if not callable(getattr(tool_filter, method, None)):
+        if not callable(getattr(rules, method, None)):
             raise TypeError(
-                "tool_filter must be a ToolFilter (an object with visible(tool, ctx), "
-                f"filter(tools, ctx) and static_visible(tool)), got {type(tool_filter).__name__}"
+                "tool_filter must be a ToolFilter or a Policy (an object with visible(tool, ctx), "
+                "filter(tools, ctx) and static_visible(tool), or with select(tools, ctx, "
+                f"message, focus)), got {type(rules).__name__}"
             )
-    return tool_filter
+    return rules
 
 
 def check_server_id(server_id: Any, expected: str = "str") -> str:
@@ -71,27 +104,161 @@ def check_ctx(ctx: CtxFunc | None) -> CtxFunc | None:
     return ctx
 
 
+def _check_func(value: Any, name: str, gives: str) -> Any:
+    if value is not None and not callable(value):
+        raise TypeError(f"{name} must be a function from the framework's context to {gives}, "
+                        f"not {type(value).__name__}")
+    return value
+
+
+def focus_from(obj: Any) -> Any:
+    """The default focus: ``obj["focus"]`` of a mapping, else ``obj.focus``,
+    else None (so an object without a focus turns the lens off)."""
+    if isinstance(obj, Mapping):
+        return obj.get("focus")
+    return getattr(obj, "focus", None)
+
+
 def check_max_tools(max_tools: Any) -> int | None:
     """``max_tools`` if it is None or an int >= 0 (not a bool); else TypeError/ValueError."""
     return check_count(max_tools, "max_tools")
 
 
 class BoundFilter:
-    """A filter bound to a server id and a ctx function: the state the adapters hold.
+    """The state an adapter holds: its rules (a filter, or a Policy), the
+    server id, and the functions that read a turn from the framework's context.
 
-    Arguments are checked here, at construction (TypeError naming the argument);
-    ``default_ctx`` stands in when ``ctx`` is None.
+    Arguments are checked here, at construction (TypeError naming the argument).
+    A subclass says what differs per framework and hook, in class attributes:
+
+    * ``DEFAULTS``: the functions that stand in for ``ctx``, ``message`` and
+      ``focus`` when they are None (only a Policy reads a message and a focus,
+      so giving either with a filter is a TypeError);
+    * ``PER_TOOL``: the name of a hook that sees one tool at a time, where a
+      Policy whose budget or lens cap needs the whole list is refused
+      (TypeError naming ``LIST_HOOK``, the framework's list-level hook) rather
+      than silently not cut;
+    * ``OPTIONAL_SERVER_ID``: whether ``server_id`` may be None.
+
+    Exactly one of ``_filter`` and ``_policy`` is set.
     """
 
-    __slots__ = ("_ctx", "_filter", "_server_id")
+    __slots__ = ("_ctx", "_filter", "_focus", "_message", "_policy", "_server_id")
 
-    def __init__(self, tool_filter: Any, server_id: Any, ctx: Any, default_ctx: CtxFunc) -> None:
-        self._filter = check_filter(tool_filter)
-        self._server_id: str = check_server_id(server_id)
+    DEFAULTS: tuple[CtxFunc, MessageFunc, FocusFunc]
+    PER_TOOL: str | None = None
+    LIST_HOOK: str = ""
+    OPTIONAL_SERVER_ID: bool = False
+
+    def __init__(
+        self,
+        rules: Any,
+        *,
+        server_id: str | None = None,
+        ctx: CtxFunc | None = None,
+        message: MessageFunc | None = None,
+        focus: FocusFunc | None = None,
+    ) -> None:
+        rules = check_rules(rules)
+        policy = is_policy(rules)
+        self._filter: Any = None if policy else rules
+        self._policy: Any = rules if policy else None
+        if self.OPTIONAL_SERVER_ID and server_id is None:
+            self._server_id: Any = None
+        else:
+            self._server_id = check_server_id(server_id, "str or None" if self.OPTIONAL_SERVER_ID
+                                              else "str")
+        default_ctx, default_message, default_focus = self.DEFAULTS
         self._ctx: CtxFunc = check_ctx(ctx) or default_ctx
+        if not policy:
+            for name, value in (("message", message), ("focus", focus)):
+                if value is not None:
+                    raise TypeError(f"{name}= is read by a Policy's stages; a ToolFilter has "
+                                    "none (pass a Policy)")
+        self._message: MessageFunc = _check_func(message, "message", "the turn's user message") \
+            or default_message
+        self._focus: FocusFunc = _check_func(focus, "focus", "a Focus, a str or None") \
+            or default_focus
+        if policy and self.PER_TOOL is not None:
+            caps = [f"max_tools={rules.max_tools}"] if rules.max_tools is not None else []
+            lens_cap = rules.focus_lens.get("max_tools")
+            if lens_cap is not None:
+                caps.append(f"focus_lens max_tools={lens_cap}")
+            if caps:
+                raise TypeError(
+                    f"{self.PER_TOOL} judges one tool at a time, so it cannot cut the Policy's "
+                    f"list ({', '.join(caps)}): use {self.LIST_HOOK}, which sees the whole list"
+                )
+
+    @property
+    def rules(self) -> Any:
+        """The filter or the Policy."""
+        return self._filter if self._policy is None else self._policy
+
+    def turn(self, context: Any) -> Callable[[], tuple[Any, Any, Any]]:
+        """A function giving ``(ctx, message, focus)`` for the framework's
+        ``context``, to be called inside the fail-closed guard."""
+        return lambda: (self._ctx(context), self._message(context), self._focus(context))
+
+    def keeps(self, server_id: Any, tool: Any, to_tool: Callable[[Any], Tool], context: Any,
+              *, where: str) -> bool:
+        """Whether one framework tool is shown, judged alone with the turn
+        read from ``context``: :func:`visible_fail_closed` for a filter, a
+        one-tool :func:`keep_selected` for a Policy."""
+        if self._policy is not None:
+            kept, _ = keep_selected(self._policy, server_id, [tool], to_tool, self.turn(context),
+                                    where=where)
+            return bool(kept)
+        return visible_fail_closed(self._filter, server_id, tool, to_tool,
+                                   lambda: self._ctx(context), where=where)
+
+    def keep(self, server_id: Any, tools: Iterable[T], to_tool: Callable[[T], Tool],
+             context: Any, *, where: str) -> list[T]:
+        """The framework tools shown of a whole list, the turn read from
+        ``context``: :func:`keep_visible` for a filter, :func:`keep_selected`
+        for a Policy."""
+        if self._policy is not None:
+            kept, _ = keep_selected(self._policy, server_id, tools, to_tool, self.turn(context),
+                                    where=where)
+            return kept
+        return keep_visible(self._filter, server_id, tools, to_tool, lambda: self._ctx(context),
+                            where=where)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._filter!r}, server_id={self._server_id!r})"
+        return f"{type(self).__name__}({self.rules!r}, server_id={self._server_id!r})"
+
+
+class FilteredMethod:
+    """An async listing method of a framework object (``list_tools``,
+    ``get_tools``), then a list filter over what it gave, called with the
+    tools and the method's own arguments."""
+
+    __slots__ = ("_apply", "_method", "_name", "_owner", "_shown")
+
+    def __init__(self, owner: Any, name: str, method: Callable[..., Any],
+                 apply: Callable[..., list[Any]], shown: Any) -> None:
+        self._owner, self._name, self._method = owner, name, method
+        self._apply, self._shown = apply, shown
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> list[Any]:
+        tools = await self._method(*args, **kwargs)
+        return self._apply(list(tools), *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{self._name} of {type(self._owner).__name__} through {self._shown!r}>"
+
+
+def filter_method(owner: Any, name: str, apply: Callable[..., list[Any]], what: str,
+                  shown: Any = None) -> Any:
+    """``owner`` with its async method ``name`` replaced, on the instance, by a
+    :class:`FilteredMethod` through ``apply`` (``shown`` in its repr, default
+    ``apply``); TypeError naming ``what`` if it has no such method."""
+    method = getattr(owner, name, None)
+    if not callable(method):
+        raise TypeError(f"{what}, got {type(owner).__name__}")
+    setattr(owner, name, FilteredMethod(owner, name, method, apply,
+                                        apply if shown is None else shown))
+    return owner
 
 
 #: A tool's annotations (or schema) as a mapping with camelCase keys.
@@ -142,6 +309,19 @@ def visible_fail_closed(
         return False
 
 
+def _converted(server_id: Any, tools: Iterable[T], to_tool: Callable[[T], Tool],
+               where: str) -> list[tuple[T, Tool]]:
+    """Each framework tool with its :class:`Tool`; one that cannot be
+    converted is left out, with a warning."""
+    pairs: list[tuple[T, Tool]] = []
+    for tool in tools:
+        try:
+            pairs.append((tool, to_tool(tool)))
+        except Exception:
+            _warn_hidden(f"tool {tool_label(tool)!r}", server_id, where)
+    return pairs
+
+
 def keep_visible(
     tool_filter: Any,
     server_id: Any,
@@ -150,22 +330,18 @@ def keep_visible(
     ctx: Callable[[], Any] | None,
     *,
     where: str,
+    on_error: Callable[[], Any] | None = None,
 ) -> list[T]:
     """The framework tools that the filter keeps, in input order, decided in one
     ``filter(tools, ctx)`` call (or by ``static_visible`` alone when ``ctx`` is None).
 
     Fails closed at the smallest scope that failed: a tool that cannot be
     converted is hidden alone; a failing ctx function, or a filter call that
-    raises, hides the whole list. The filter must return the objects it was
-    given (``ToolFilter`` and the reference do): a tool it returns a copy of
-    counts as dropped.
+    raises, hides the whole list (and calls ``on_error``, if given). The
+    filter must return the objects it was given (``ToolFilter`` and the
+    reference do): a tool it returns a copy of counts as dropped.
     """
-    pairs: list[tuple[T, Tool]] = []
-    for tool in tools:
-        try:
-            pairs.append((tool, to_tool(tool)))
-        except Exception:
-            _warn_hidden(f"tool {tool_label(tool)!r}", server_id, where)
+    pairs = _converted(server_id, tools, to_tool, where)
     if not pairs:
         return []
     converted = [converted for _, converted in pairs]
@@ -177,5 +353,37 @@ def keep_visible(
         kept_ids = {id(tool) for tool in kept}
     except Exception:
         _warn_hidden(f"every tool ({len(pairs)})", server_id, where)
+        if on_error is not None:
+            on_error()
         return []
     return [tool for tool, converted_tool in pairs if id(converted_tool) in kept_ids]
+
+
+def keep_selected(
+    policy: Any,
+    server_id: Any,
+    tools: Iterable[T],
+    to_tool: Callable[[T], Tool],
+    turn: Callable[[], tuple[Any, Any, Any]],
+    *,
+    where: str,
+) -> tuple[list[T], Any]:
+    """The framework tools that the policy keeps this turn, in input order, and
+    the :class:`~toolfilter_fast.Selection` (None when it failed), decided in
+    one ``select(tools, ctx, message, focus)`` call with ``turn()``'s values.
+
+    Fails closed as :func:`keep_visible` does: a tool that cannot be converted
+    is dropped alone, before the policy sees the list; a failing ``turn`` (the
+    ctx, message or focus function) or a policy that raises drops the whole
+    list. A tool is kept by its index in the selection, so the policy may
+    return the tools it was given or not.
+    """
+    pairs = _converted(server_id, tools, to_tool, where)
+    try:
+        ctx, message, focus = turn()
+        selection = policy.select([converted for _, converted in pairs], ctx, message, focus)
+        kept = [tool for i, (tool, _) in enumerate(pairs) if selection.stage_of(i) is None]
+    except Exception:
+        _warn_hidden(f"every tool ({len(pairs)})", server_id, where)
+        return [], None
+    return kept, selection

@@ -1,9 +1,9 @@
-"""pydantic-ai: a ToolFilter for ``toolset.filtered(...)`` and ``toolset.prepared(...)``.
+"""pydantic-ai: a ToolFilter or a Policy for ``toolset.filtered`` and ``toolset.prepared``.
 
 ::
 
     from pydantic_ai.mcp import MCPToolset
-    from toolfilter_fast import ToolFilter
+    from toolfilter_fast import Policy, ToolFilter
     from toolfilter_fast.adapters.pydantic_ai import filter_func, prepare_func
 
     rules = ToolFilter.compile(exclude=["*/delete_*"])
@@ -11,11 +11,15 @@
     toolset = server.filtered(filter_func(rules, server_id="github"))
     # or one call per step over the whole list, cut to 20 tools:
     toolset = server.prepared(prepare_func(rules, server_id="github", max_tools=20))
+    # or the whole Policy (groups by the run's prompt, focus from deps, budget):
+    toolset = server.prepared(prepare_func(Policy.from_file("policy.toml"), server_id="github"))
 
 A toolset does not know which MCP server it stands for, so ``server_id`` is
 given. The names judged are the ones the wrapped toolset lists: apply
 ``filtered``/``prepared`` before ``prefixed``/``renamed`` to match the server's
-own names. This module imports nothing from pydantic-ai.
+own names. pydantic-ai builds each step's tools from ``get_tools``, so what a
+step lists is also all it can call: a tool the list left out is answered as
+an unknown tool. This module imports nothing from pydantic-ai.
 """
 
 from __future__ import annotations
@@ -27,17 +31,38 @@ from .._tool import Tool
 from ._common import (
     BoundFilter,
     CtxFunc,
+    FocusFunc,
+    MessageFunc,
     check_max_tools,
-    keep_visible,
+    focus_from,
     mapping_or_none,
-    visible_fail_closed,
 )
 
-__all__ = ["FilterFunc", "PrepareFunc", "filter_func", "prepare_func"]
+__all__ = ["FilterFunc", "PrepareFunc", "filter_func", "prepare_func", "prompt_text"]
 
 
 def _deps(run_context: Any) -> Any:
     return run_context.deps
+
+
+def prompt_text(run_context: Any) -> str | None:
+    """The default message: ``run_context.prompt``, the user prompt this run
+    was given; of a multi-part prompt, its text parts (``str`` and
+    ``TextContent``) joined by newlines; None without a prompt."""
+    prompt = run_context.prompt
+    if prompt is None or isinstance(prompt, str):
+        return prompt
+    texts = [part if isinstance(part, str) else part.content for part in prompt
+             if isinstance(part, str) or getattr(part, "kind", None) == "text-content"]
+    return "\n".join(texts)
+
+
+def _deps_focus(run_context: Any) -> Any:
+    return focus_from(run_context.deps)
+
+
+_DEFAULTS = (_deps, prompt_text, _deps_focus)
+_WHERE = "pydantic-ai"
 
 
 def _tool_def_to_tool(server_id: str, tool_def: Any) -> Tool:
@@ -54,26 +79,31 @@ def _tool_def_to_tool(server_id: str, tool_def: Any) -> Tool:
     )
 
 
-class FilterFunc(BoundFilter):
+class _PydanticRules(BoundFilter):
+    """What the two pydantic-ai hooks share: the arguments, the defaults, the conversion."""
+
+    __slots__ = ()
+
+    DEFAULTS = _DEFAULTS
+
+    def _to_tool(self, tool_def: Any) -> Tool:
+        return _tool_def_to_tool(self._server_id, tool_def)
+
+
+class FilterFunc(_PydanticRules):
     """A callable ``(ctx: RunContext, tool_def: ToolDefinition) -> bool`` for
     ``toolset.filtered(...)``. Build it with :func:`filter_func`."""
 
     __slots__ = ()
 
-    def __init__(self, tool_filter: Any, *, server_id: str, ctx: CtxFunc | None = None) -> None:
-        super().__init__(tool_filter, server_id, ctx, _deps)
+    PER_TOOL = "filter_func (toolset.filtered)"
+    LIST_HOOK = "prepare_func (toolset.prepared)"
 
     def __call__(self, run_context: Any, tool_def: Any) -> bool:
-        server_id = self._server_id
-        return visible_fail_closed(
-            self._filter, server_id, tool_def,
-            lambda definition: _tool_def_to_tool(server_id, definition),
-            lambda: self._ctx(run_context),
-            where="pydantic-ai",
-        )
+        return self.keeps(self._server_id, tool_def, self._to_tool, run_context, where=_WHERE)
 
 
-class PrepareFunc(BoundFilter):
+class PrepareFunc(_PydanticRules):
     """A callable ``(ctx: RunContext, tool_defs: list[ToolDefinition]) -> list[ToolDefinition]``
     for ``toolset.prepared(...)``. Build it with :func:`prepare_func`."""
 
@@ -86,42 +116,52 @@ class PrepareFunc(BoundFilter):
         server_id: str,
         ctx: CtxFunc | None = None,
         max_tools: int | None = None,
+        message: MessageFunc | None = None,
+        focus: FocusFunc | None = None,
     ) -> None:
-        super().__init__(tool_filter, server_id, ctx, _deps)
+        super().__init__(tool_filter, server_id=server_id, ctx=ctx, message=message, focus=focus)
         self._max_tools = check_max_tools(max_tools)
 
     def __repr__(self) -> str:
         return (
-            f"PrepareFunc({self._filter!r}, server_id={self._server_id!r}, "
+            f"PrepareFunc({self.rules!r}, server_id={self._server_id!r}, "
             f"max_tools={self._max_tools!r})"
         )
 
     def __call__(self, run_context: Any, tool_defs: list[Any]) -> list[Any]:
-        server_id = self._server_id
-        kept = keep_visible(
-            self._filter, server_id, tool_defs,
-            lambda definition: _tool_def_to_tool(server_id, definition),
-            lambda: self._ctx(run_context),
-            where="pydantic-ai",
-        )
+        kept = self.keep(self._server_id, tool_defs, self._to_tool, run_context, where=_WHERE)
         if self._max_tools is not None:
             del kept[self._max_tools:]
         return kept
 
 
-def filter_func(tool_filter: Any, *, server_id: str, ctx: CtxFunc | None = None) -> FilterFunc:
+def filter_func(
+    tool_filter: Any,
+    *,
+    server_id: str,
+    ctx: CtxFunc | None = None,
+    message: MessageFunc | None = None,
+    focus: FocusFunc | None = None,
+) -> FilterFunc:
     """A per-tool filter for ``toolset.filtered(...)``.
 
     * ``tool_filter``: a :class:`~toolfilter_fast.ToolFilter` (or any object with
-      ``visible``, ``filter`` and ``static_visible``).
+      ``visible``, ``filter`` and ``static_visible``), or a
+      :class:`~toolfilter_fast.Policy`. Each tool is judged alone, so a Policy
+      with a budget or a lens cap is refused here (TypeError): give it to
+      :func:`prepare_func`, which sees the whole list.
     * ``server_id``: the id the patterns see for every tool of this toolset.
     * ``ctx``: a function from pydantic-ai's ``RunContext`` to the filter's
       ``ctx``; default ``run_context.deps``.
+    * ``message`` (Policy only): a function from the ``RunContext`` to the
+      turn's user message; default :func:`prompt_text` (``run_context.prompt``).
+    * ``focus`` (Policy only): a function from the ``RunContext`` to the focus;
+      default ``deps["focus"]`` (a mapping) or ``deps.focus``, else None.
 
     TypeError at once for a wrong argument; at run time it fails closed (an
     error hides that tool).
     """
-    return FilterFunc(tool_filter, server_id=server_id, ctx=ctx)
+    return FilterFunc(tool_filter, server_id=server_id, ctx=ctx, message=message, focus=focus)
 
 
 def prepare_func(
@@ -130,14 +170,19 @@ def prepare_func(
     server_id: str,
     ctx: CtxFunc | None = None,
     max_tools: int | None = None,
+    message: MessageFunc | None = None,
+    focus: FocusFunc | None = None,
 ) -> PrepareFunc:
     """A whole-list filter for ``toolset.prepared(...)``: one ``filter(tools, ctx)``
-    call per step, then the first ``max_tools`` survivors in the toolset's order
-    (None: no cut). The tool definitions come back as the same objects.
+    call per step (for a Policy, one ``select(tools, ctx, message, focus)``:
+    every stage, the budget included), then the first ``max_tools`` survivors
+    in the toolset's order (None: no cut). The tool definitions come back as
+    the same objects.
 
     Arguments as for :func:`filter_func`; ``max_tools`` is an int >= 0 or None
     (TypeError/ValueError otherwise). At run time it fails closed: a tool that
-    cannot be read is dropped alone; a failing ctx function or filter drops
-    every tool of the step.
+    cannot be read is dropped alone; a failing ctx, message or focus function,
+    filter or policy drops every tool of the step.
     """
-    return PrepareFunc(tool_filter, server_id=server_id, ctx=ctx, max_tools=max_tools)
+    return PrepareFunc(tool_filter, server_id=server_id, ctx=ctx, max_tools=max_tools,
+                       message=message, focus=focus)

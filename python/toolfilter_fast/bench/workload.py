@@ -1,4 +1,4 @@
-"""The standard benchmark workload of spec/performance.md: deterministic, generated.
+"""The standard benchmark workload (docs/performance.md): deterministic, generated.
 
 ``catalog(n)`` builds about ``sqrt(n)`` servers of about ``sqrt(n)`` tools each, with
 server ids like ``github``, ``fs-2``, ``Slack.Enterprise`` and tool names like
@@ -17,13 +17,14 @@ workload on every machine.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from typing import Any
 
 from .._tool import Tool
 
-__all__ = ["catalog", "contexts", "dynamic_patterns", "patterns"]
+__all__ = ["LAYOUTS", "catalog", "contexts", "dynamic_patterns", "patterns"]
 
 _SERVERS = [
     "github", "gitlab", "fs", "slack", "jira", "notion", "postgres", "s3", "browser",
@@ -85,14 +86,38 @@ def _tool_name(rng: random.Random) -> str:
     return name
 
 
-def catalog(n: int, seed: int = 0) -> list[Tool]:
-    """``n`` tools, grouped by server (as a tool list refresh delivers them)."""
-    rng = random.Random(f"catalog-{n}-{seed}")
-    servers = max(1, round(n ** 0.5))
-    ids = _server_ids(servers, rng)
+#: How a catalog's objects lie in memory (see :func:`catalog`).
+LAYOUTS = ("shuffled", "in-order")
+
+
+def catalog(n: int, seed: int = 0, *, servers: int | None = None,
+            layout: str = "shuffled", interleaved: bool = False) -> list[Tool]:
+    """``n`` tools of ``servers`` servers (about ``sqrt(n)`` by default), grouped by
+    server (as a tool list refresh delivers them), or with ``interleaved`` in a
+    seeded order that mixes the servers (as a registry's listing sorted by
+    anything but server does): a block of a batch then holds thousands of servers.
+
+    ``layout`` says how the objects lie in memory; the pairs, and their order, are
+    the same for both:
+
+    * ``"shuffled"``: each server's names are made first and listed in an order
+      unrelated to the order they were made in, so a loop over the tools jumps
+      around in memory for each name;
+    * ``"in-order"``: as a loader builds a catalog, the names and tools are made
+      in list order while a JSON listing of it is parsed, so a loop over the
+      tools reads memory front to back.
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
+    # The default catalog keeps the seed string it always had.
+    key = f"{n}-{seed}" if servers is None else f"{n}-{servers}-{seed}"
+    rng = random.Random(f"catalog-{key}")
+    count_servers = max(1, round(n ** 0.5)) if servers is None else max(1, min(servers, n))
+    ids = _server_ids(count_servers, rng)
+    listing: list[tuple[str, list[str]]] = []
     tools: list[Tool] = []
     for s, sid in enumerate(ids):
-        count = n // servers + (1 if s < n % servers else 0)
+        count = n // count_servers + (1 if s < n % count_servers else 0)
         names: set[str] = set()
         while len(names) < count:
             name = _tool_name(rng)
@@ -103,7 +128,38 @@ def catalog(n: int, seed: int = 0) -> list[Tool]:
         # which differ from process to process.
         ordered = sorted(names)
         rng.shuffle(ordered)
-        tools.extend(Tool(sid, name) for name in ordered)
+        if layout == "in-order" or interleaved:
+            listing.append((sid, ordered))
+        else:
+            tools.extend(Tool(sid, name) for name in ordered)
+    if interleaved:
+        pairs = [(sid, name) for sid, names in listing for name in names]
+        rng.shuffle(pairs)
+        if layout == "shuffled":
+            return [Tool(sid, name) for sid, name in pairs]
+        return _loaded_entries(json.dumps([{"server": sid, "name": name} for sid, name in pairs]),
+                               ids)
+    if layout == "in-order":
+        return _loaded(json.dumps([{"server": sid, "tools": [{"name": name} for name in names]}
+                                   for sid, names in listing]))
+    return tools
+
+
+def _loaded_entries(text: str, ids: list[str]) -> list[Tool]:
+    """The tools of a flat JSON listing of ``{"server", "name"}`` entries, made in
+    order as it is read; each entry's server id is the registered one (one object
+    per server, as a loader that knows its servers keeps them)."""
+    registered = {sid: sid for sid in ids}
+    return [Tool(registered[entry["server"]], entry["name"]) for entry in json.loads(text)]
+
+
+def _loaded(text: str) -> list[Tool]:
+    """The tools of a JSON listing, made in order as it is read: one server id
+    object per server, one fresh name per tool."""
+    tools: list[Tool] = []
+    for server in json.loads(text):
+        sid = server["server"]
+        tools.extend(Tool(sid, tool["name"]) for tool in server["tools"])
     return tools
 
 

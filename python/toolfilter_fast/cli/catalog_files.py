@@ -11,8 +11,10 @@ A catalog file is one of:
   Lines (one record a line; ``.jsonl``/``.ndjson``, or any file holding more
   than one JSON value).
 
-Records may carry ``description``, ``inputSchema`` (or ``input_schema``),
-``annotations``, ``title`` and ``_meta``; other keys are ignored. ``-`` reads standard input.
+Records are MCP tool definitions (``description``, ``inputSchema`` or
+``input_schema``, ``outputSchema``, ``annotations``, ``title``, ``_meta``,
+``icons``, ...) and are kept whole: ``Tool.to_mcp()`` gives each back as it was
+read. ``-`` reads standard input.
 """
 
 from __future__ import annotations
@@ -55,7 +57,6 @@ def _tool(where: str, record: Any, server_id: str | None) -> Tool:
         raise CatalogError(
             f"{where}: 'description' must be a string, not {_type_name(description)}",
         )
-    schema = record.get("inputSchema", record.get("input_schema"))
     annotations, meta = record.get("annotations"), record.get("_meta")
     title = record.get("title")
     for key, value, kind in (("annotations", annotations, Mapping), ("_meta", meta, Mapping),
@@ -64,7 +65,12 @@ def _tool(where: str, record: Any, server_id: str | None) -> Tool:
             raise CatalogError(f"{where}: {key!r} must be "
                                f"{'an object' if kind is Mapping else 'a string'}, "
                                f"not {_type_name(value)}")
-    return Tool(server_id, name, description, schema, annotations, title, meta)
+    definition = {key: value for key, value in record.items() if key != "server_id"}
+    if "input_schema" in definition and "inputSchema" not in definition:
+        # Records written by hand may use the attribute's name.
+        definition = {("inputSchema" if key == "input_schema" else key): value
+                      for key, value in definition.items()}
+    return Tool.from_mcp(server_id, definition)
 
 
 def _parse(name: str, text: str) -> tuple[str, Any]:

@@ -22,6 +22,7 @@ from .._tool import Tool
 from .._version import __version__
 from ..config import Config, ConfigError, load_config, load_file, parse_toml
 from ..filter.explain import Decision, Explainer
+from ..gateway import cli as gateway_cli
 from ..policy import Policy
 from . import demo as _demo
 from .catalog_files import CatalogError, read_catalog
@@ -141,10 +142,11 @@ class _PolicyRow:
     """A tool's filter decision, and the policy stage that dropped it if a
     later stage did: shaped like a Decision for the writers."""
 
-    __slots__ = ("decision", "name", "reason", "server_id", "stage", "visible", "why")
+    __slots__ = ("decision", "name", "reason", "server_id", "stage", "tool", "visible", "why")
 
-    def __init__(self, decision: Decision, stage: str | None, policy_reason: str) -> None:
-        self.decision, self.stage = decision, stage
+    def __init__(self, decision: Decision, stage: str | None, policy_reason: str,
+                 tool: Tool | None = None) -> None:
+        self.decision, self.stage, self.tool = decision, stage, tool
         self.server_id, self.name = decision.server_id, decision.name
         if stage is None or stage == "visibility":
             self.visible, self.why, self.reason = decision.visible, decision.why, decision.reason
@@ -164,7 +166,7 @@ def _policy_rows(policy: Policy, tools: Sequence[Tool], decisions: Sequence[Deci
         selection = policy.select(tools, ctx, message, focus)
     except ValueError as err:
         raise UsageError(f"--focus: {err}") from None
-    rows = [_PolicyRow(d, selection.stage_of(i), selection.reason_of(i))
+    rows = [_PolicyRow(d, selection.stage_of(i), selection.reason_of(i), tools[i])
             for i, d in enumerate(decisions)]
     return rows, selection.stages
 
@@ -173,7 +175,13 @@ def _write_decisions(
     out: TextIO, decisions: Sequence[Decision] | Sequence[_PolicyRow], fmt: str, style: Style,
     extra: dict[str, Any] | None = None, stages: bool = False,
 ) -> None:
-    if fmt == "json":
+    if fmt == "mcp":
+        # The visible tools as a tools/list result, each definition as it was read.
+        kept = [d for d in decisions if d.visible]
+        tools = [_definition(d) for d in kept]
+        json.dump({"tools": tools}, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    elif fmt == "json":
         doc = dict(extra or {})
         doc["summary"] = _summary_counts(decisions)
         doc["tools"] = [d.to_dict() for d in decisions]
@@ -202,6 +210,11 @@ def _write_decisions(
             f"{counts['tools']} tools: {counts['visible']} visible, {counts['hidden']} hidden",
             "bold",
         ) + "\n")
+
+
+def _definition(d: Decision | _PolicyRow) -> dict[str, Any]:
+    tool = d.tool if isinstance(d, _PolicyRow) else None
+    return tool.to_mcp() if tool is not None else {"name": d.name}
 
 
 def _stage(d: Decision | _PolicyRow) -> str:
@@ -507,7 +520,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if fmt == "json":
         doc = {
             "machine": machine, "sizes": sizes, "counts": counts,
-            "rows": [{**dataclasses.asdict(r), "ratio": r.ratio} for r in rows], "notes": notes,
+            "rows": [{**dataclasses.asdict(r), "ratio": r.ratio, "met": r.met} for r in rows],
+            "notes": notes,
         }
         json.dump(doc, out, ensure_ascii=False, indent=2)
         out.write("\n")
@@ -524,7 +538,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         if not line.startswith("|"):
             break
         row = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        cells.append([(c, ("red", "bold") if i == 6 and c == "NO" else ("bold",) if i == 5 else ())
+        cells.append([(c, ("red", "bold") if c in ("NO", "missed") else ("bold",) if i == 5 else ())
                       for i, c in enumerate(row)])
     out.write(style(f"Machine: {machine}", "dim") + "\n\n")
     for line in table(header, cells, style):
@@ -597,9 +611,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ctx", metavar="JSON", help=ctx_help)
     check.add_argument("--message", metavar="TEXT", help=message_help)
     check.add_argument("--focus", metavar="SESSION:WIDGET[:HOVER]", help=focus_help)
-    check.add_argument("--format", choices=("auto", "table", "text", "json", "jsonl"),
+    check.add_argument("--format", choices=("auto", "table", "text", "json", "jsonl", "mcp"),
                        default="auto",
-                       help="table on a terminal, tab-separated text when piped (default: auto)")
+                       help="table on a terminal, tab-separated text when piped (default: auto); "
+                            "mcp: the visible tools as a tools/list result")
     check.add_argument("--only", choices=("all", "visible", "hidden"), default="all",
                        help="which tools to print (default: all)")
     check.add_argument("--expect-visible", action="append", default=[], metavar="SERVER/TOOL",
@@ -665,8 +680,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Runs the package's standard deterministic workload (generated, fixed "
                     "seeds) against its baselines (the pure-Python reference, fnmatch, a joined "
                     "re alternation, a read-only loop) in one run and prints the ratio table. "
-                    "The defaults finish in well under a minute; the full run of "
-                    "spec/performance.md is --sizes 10000,100000,1000000 "
+                    "The defaults finish in well under a minute; the full run, whose "
+                    "figures docs/performance.md shows, is --sizes 10000,100000,1000000 "
                     "--counts 10,100,1000,10000 --memory.",
     )
     bench.add_argument("--sizes", default="10000", metavar="N,N,...",
@@ -682,7 +697,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                        help="progress bar on stderr: auto = when stderr is a terminal")
     bench.set_defaults(run=_cmd_bench)
+    _add_gateway_commands(sub, [common])
     return parser
+
+
+def _add_gateway_commands(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """``serve``, ``fetch`` and ``export``: the gateway's commands, which live in
+    ``toolfilter_fast.gateway`` (FastMCP is imported only when one runs)."""
+    gateway_cli.register(sub, parents)
 
 
 def _prepare_streams() -> None:

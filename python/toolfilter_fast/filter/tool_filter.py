@@ -352,6 +352,31 @@ class ToolFilter:
             self._static_pair, threads,
         )
 
+    def static_mask_arrow(self, server_ids: Any, names: Any, *,
+                          threads: int | None = None) -> Any:
+        """:meth:`static_visible` over two Arrow string columns, as a ``pyarrow.BooleanArray``.
+
+        ``server_ids`` and ``names`` are anything that exports Arrow data through the
+        PyCapsule interface (``__arrow_c_array__`` or ``__arrow_c_stream__``): pyarrow
+        arrays and chunked arrays, Polars series, nanoarrow arrays, DuckDB results;
+        plain, large or view strings, chunked alike or not. The core reads their
+        buffers in place, making no Python object per row. A row whose server id or
+        name is null is hidden (``False``). Every non-null value must be UTF-8, as
+        Arrow strings are: one that is not raises ``ValueError`` naming the row.
+        Annotation patterns see every hint missing here, as in
+        :meth:`static_mask_pairs`. Needs pyarrow (the ``arrow`` extra) for the answer.
+        """
+        try:
+            import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]
+        except ImportError as err:  # pragma: no cover - the extra is installed in CI
+            raise ImportError(
+                "static_mask_arrow answers with a pyarrow array: pip install "
+                "'toolfilter_fast[arrow]'"
+            ) from err
+        bits, length = _core.static_mask_arrow(self._static, server_ids, names,
+                                               self._static_pair, threads)
+        return pa.BooleanArray.from_buffers(pa.bool_(), length, [None, pa.py_buffer(bits)])
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), list(self.include), list(self.exclude), PICKLE_FORMAT))
 

@@ -1,0 +1,514 @@
+//! Columnar batches: the static decision over two Arrow string columns
+//! (server ids and names), read in place from their buffers.
+//!
+//! A column is a list of chunks, each a UTF-8 string array of any of the
+//! three layouts (`Utf8`, `LargeUtf8`, `Utf8View`); the two columns may be
+//! chunked differently. A row whose server id or name is null is hidden.
+//!
+//! Nothing here trusts the values: offsets and views are read with checked
+//! slicing (a malformed one is an [`ArrowIssue`], never a read out of
+//! bounds), and every non-null value is checked to be UTF-8, as Arrow's
+//! strings must be. So a column's bytes are exactly the UTF-8 of the strings
+//! they stand for, and the core compares them as it compares a Python
+//! string's. Annotation patterns see no hints here (every hint missing), as
+//! in the pair batches.
+
+use std::ops::Range;
+
+use arrow_array::array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait, StringViewArray};
+use arrow_buffer::NullBuffer;
+use arrow_schema::DataType;
+
+use crate::filter::{Decider, Outcome, StaticFilter};
+
+/// Which column an issue is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    ServerIds,
+    Names,
+}
+
+impl Column {
+    pub fn name(self) -> &'static str {
+        match self {
+            Column::ServerIds => "server_ids",
+            Column::Names => "names",
+        }
+    }
+}
+
+/// Why a pair of columns could not be decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArrowIssue {
+    /// A chunk is not a string array (its type, as Arrow writes it).
+    NotStrings(Column, String),
+    /// The columns differ in length.
+    Lengths(usize, usize),
+    /// Row `.1`'s offsets or view point outside the buffers.
+    Malformed(Column, usize),
+    /// Row `.1` is not UTF-8.
+    NotUtf8(Column, usize),
+}
+
+impl std::fmt::Display for ArrowIssue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArrowIssue::NotStrings(column, kind) => write!(
+                f,
+                "{} must be an Arrow string array (utf8, large_utf8 or utf8_view, chunked or not), not {kind}",
+                column.name()
+            ),
+            ArrowIssue::Lengths(servers, names) => {
+                write!(f, "server_ids and names differ in length ({servers} and {names})")
+            }
+            ArrowIssue::Malformed(column, row) => {
+                write!(f, "{}[{row}]: its offsets or view point outside the array's buffers", column.name())
+            }
+            ArrowIssue::NotUtf8(column, row) => write!(f, "{}[{row}] is not valid UTF-8", column.name()),
+        }
+    }
+}
+
+/// One chunk's values, as borrowed buffers.
+enum Strings<'a> {
+    Small(&'a [i32], &'a [u8]),
+    Large(&'a [i64], &'a [u8]),
+    Views(&'a StringViewArray),
+}
+
+/// A chunk of a column: its values and its nulls.
+struct Chunk<'a> {
+    strings: Strings<'a>,
+    nulls: Option<&'a NullBuffer>,
+    len: usize,
+    /// Every row's offsets are in bounds and its bytes UTF-8, checked for
+    /// the whole chunk at once; otherwise each row is checked as it is read.
+    checked: bool,
+}
+
+/// Whether the offsets of a chunk without nulls go forwards inside `values`
+/// and the bytes they span are UTF-8 value by value: the span of all the
+/// values is UTF-8 (ASCII, as most are, checked a word at a time) and every
+/// offset falls on a character boundary. Then each row is too.
+fn all_utf8<O: Copy + TryInto<usize>>(offsets: &[O], values: &[u8]) -> bool {
+    let mut previous = None;
+    let mut spans = offsets.iter().map(|&o| o.try_into().ok());
+    let (Some(Some(first)), Some(Some(last))) = (spans.next(), offsets.last().map(|&o| o.try_into().ok())) else {
+        return offsets.len() <= 1;
+    };
+    let Some(all) = values.get(first..last) else { return false };
+    let ascii = all.is_ascii();
+    if !ascii && std::str::from_utf8(all).is_err() {
+        return false;
+    }
+    for offset in std::iter::once(Some(first)).chain(spans) {
+        let Some(offset) = offset else { return false };
+        if previous.is_some_and(|p| p > offset) || offset > last {
+            return false;
+        }
+        if !ascii && values.get(offset).is_some_and(|&b| (0x80..0xC0).contains(&b)) {
+            return false;
+        }
+        previous = Some(offset);
+    }
+    true
+}
+
+fn offsets_of<O: OffsetSizeTrait>(array: &GenericStringArray<O>) -> (&[O], &[u8]) {
+    (array.value_offsets(), array.value_data())
+}
+
+impl<'a> Chunk<'a> {
+    fn new(array: &'a ArrayRef, column: Column) -> Result<Self, ArrowIssue> {
+        let any = array.as_any();
+        let strings = match array.data_type() {
+            DataType::Utf8 => any.downcast_ref::<GenericStringArray<i32>>().map(|a| {
+                let (offsets, values) = offsets_of(a);
+                Strings::Small(offsets, values)
+            }),
+            DataType::LargeUtf8 => any.downcast_ref::<GenericStringArray<i64>>().map(|a| {
+                let (offsets, values) = offsets_of(a);
+                Strings::Large(offsets, values)
+            }),
+            DataType::Utf8View => any.downcast_ref::<StringViewArray>().map(Strings::Views),
+            _ => None,
+        };
+        let strings = strings.ok_or_else(|| ArrowIssue::NotStrings(column, array.data_type().to_string()))?;
+        let nulls = array.nulls().filter(|n| n.null_count() > 0);
+        let checked = nulls.is_none()
+            && match strings {
+                Strings::Small(offsets, values) => all_utf8(offsets, values),
+                Strings::Large(offsets, values) => all_utf8(offsets, values),
+                Strings::Views(_) => false,
+            };
+        Ok(Chunk { strings, nulls, len: array.len(), checked })
+    }
+
+    /// The bytes of row `i` of the chunk (in bounds), None when null;
+    /// unchecked as UTF-8.
+    #[inline]
+    fn get(&self, i: usize) -> Option<Option<&'a [u8]>> {
+        if self.nulls.is_some_and(|nulls| nulls.is_null(i)) {
+            return Some(None);
+        }
+        fn span<O: Copy + TryInto<usize>>(offsets: &[O], values: &[u8], i: usize) -> Option<Range<usize>> {
+            let (start, end) = (offsets.get(i)?, offsets.get(i + 1)?);
+            let (start, end) = ((*start).try_into().ok()?, (*end).try_into().ok()?);
+            (start <= end && end <= values.len()).then_some(start..end)
+        }
+        let bytes = match self.strings {
+            Strings::Small(offsets, values) => &values[span(offsets, values, i)?],
+            Strings::Large(offsets, values) => &values[span(offsets, values, i)?],
+            Strings::Views(array) => view_bytes(array, i)?,
+        };
+        Some(Some(bytes))
+    }
+}
+
+/// The bytes a view stands for: up to twelve inline (in the views buffer
+/// itself, after the length), or a range of one of the data buffers; None
+/// when the view points outside them.
+#[inline]
+fn view_bytes(array: &StringViewArray, i: usize) -> Option<&[u8]> {
+    let views = array.views();
+    let view = *views.get(i)?;
+    let len = view as u32 as usize;
+    if len <= 12 {
+        let at = i * 16 + 4;
+        return views.inner().as_slice().get(at..at + len);
+    }
+    let buffer = (view >> 64) as u32 as usize;
+    let offset = (view >> 96) as u32 as usize;
+    array.data_buffers().get(buffer)?.as_slice().get(offset..offset.checked_add(len)?)
+}
+
+/// A column: its chunks, and the row each starts at.
+struct Chunks<'a> {
+    chunks: Vec<Chunk<'a>>,
+    starts: Vec<usize>,
+    len: usize,
+    column: Column,
+}
+
+impl<'a> Chunks<'a> {
+    fn new(arrays: &'a [ArrayRef], column: Column) -> Result<Self, ArrowIssue> {
+        let chunks = arrays.iter().map(|a| Chunk::new(a, column)).collect::<Result<Vec<_>, _>>()?;
+        let mut starts = Vec::with_capacity(chunks.len());
+        let mut len = 0;
+        for chunk in &chunks {
+            starts.push(len);
+            len += chunk.len;
+        }
+        Ok(Chunks { chunks, starts, len, column })
+    }
+
+    /// The chunk that holds row `row`, and the row's place in it.
+    fn locate(&self, row: usize) -> (usize, usize) {
+        let chunk = self.starts.partition_point(|&s| s <= row).saturating_sub(1);
+        (chunk, row - self.starts.get(chunk).copied().unwrap_or(0))
+    }
+
+    /// Row `row`'s bytes (None when null).
+    fn get(&self, row: usize) -> Result<Option<&'a [u8]>, ArrowIssue> {
+        let (chunk, at) = self.locate(row);
+        self.chunks.get(chunk).and_then(|c| c.get(at)).ok_or(ArrowIssue::Malformed(self.column, row))
+    }
+}
+
+/// Rows `rows` of two columns as runs that lie in one chunk of each: calls
+/// `f(server_chunk, server_at, name_chunk, name_at, len, first_row)` per run.
+fn runs<'a, E>(
+    servers: &Chunks<'a>,
+    names: &Chunks<'a>,
+    rows: Range<usize>,
+    mut f: impl FnMut(&Chunk<'a>, usize, &Chunk<'a>, usize, usize, usize) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut row = rows.start;
+    while row < rows.end {
+        let ((sc, sa), (nc, na)) = (servers.locate(row), names.locate(row));
+        let (s, n) = (&servers.chunks[sc], &names.chunks[nc]);
+        let len = (s.len - sa).min(n.len - na).min(rows.end - row);
+        f(s, sa, n, na, len, row)?;
+        row += len;
+    }
+    Ok(())
+}
+
+/// Batches smaller than this are decided on the calling thread alone.
+const PARALLEL_MIN: usize = 1 << 14;
+
+/// A row's server id and name (None where null).
+pub type Row<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
+/// Two columns, server ids and names, of one length: checked once, then
+/// decided and read row by row.
+pub struct Columns<'a> {
+    servers: Chunks<'a>,
+    names: Chunks<'a>,
+}
+
+impl<'a> Columns<'a> {
+    pub fn new(server_ids: &'a [ArrayRef], names: &'a [ArrayRef]) -> Result<Self, ArrowIssue> {
+        let servers = Chunks::new(server_ids, Column::ServerIds)?;
+        let names = Chunks::new(names, Column::Names)?;
+        if servers.len != names.len {
+            return Err(ArrowIssue::Lengths(servers.len, names.len));
+        }
+        Ok(Columns { servers, names })
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.len == 0
+    }
+
+    /// The outcome of every row, on up to `threads` threads (None: every
+    /// core, for a big batch).
+    pub fn decide(&self, filter: &StaticFilter, threads: Option<usize>) -> Result<Vec<Outcome>, ArrowIssue> {
+        let n = self.len();
+        let threads = match threads {
+            Some(t) => t,
+            None if n < PARALLEL_MIN => 1,
+            None => std::thread::available_parallelism().map_or(1, |p| p.get()),
+        }
+        .clamp(1, 64)
+        .min(n.max(1));
+        let mut out = vec![Outcome::Hidden; n];
+        if threads == 1 {
+            decide_rows(filter, &self.servers, &self.names, 0, &mut out)?;
+            return Ok(out);
+        }
+        let part = n.div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = out
+                .chunks_mut(part)
+                .enumerate()
+                .map(|(k, out)| scope.spawn(move || decide_rows(filter, &self.servers, &self.names, k * part, out)))
+                .collect();
+            // The first issue by row: the parts are in order.
+            handles.into_iter().try_for_each(|h| h.join().expect("deciding does not panic"))
+        })?;
+        Ok(out)
+    }
+
+    /// The bytes of row `row` of both columns (None where null), for the
+    /// rows a regex must judge, after [`decide`](Self::decide) has checked them.
+    pub fn row(&self, row: usize) -> Result<Row<'a>, ArrowIssue> {
+        Ok((self.servers.get(row)?, self.names.get(row)?))
+    }
+}
+
+/// The outcome of every row of two columns (see [`Columns::decide`]).
+pub fn decide(
+    filter: &StaticFilter,
+    server_ids: &[ArrayRef],
+    names: &[ArrayRef],
+    threads: Option<usize>,
+) -> Result<Vec<Outcome>, ArrowIssue> {
+    Columns::new(server_ids, names)?.decide(filter, threads)
+}
+
+/// Whether `bytes` are UTF-8: ASCII (most names) is checked a word at a time.
+#[inline]
+fn is_utf8(bytes: &[u8]) -> bool {
+    bytes.is_ascii() || std::str::from_utf8(bytes).is_ok()
+}
+
+/// Decides rows `start..start + out.len()` into `out`.
+fn decide_rows(
+    filter: &StaticFilter,
+    servers: &Chunks<'_>,
+    names: &Chunks<'_>,
+    start: usize,
+    out: &mut [Outcome],
+) -> Result<(), ArrowIssue> {
+    let mut decider = Decider::new(filter);
+    let constant = filter.constant_outcome();
+    // The last server id checked to be UTF-8: a grouped column repeats it.
+    let mut checked: Option<&[u8]> = None;
+    let malformed = |column, row| ArrowIssue::Malformed(column, row);
+    runs(servers, names, start..start + out.len(), |s, sa, n, na, len, first| {
+        let out = &mut out[first - start..first - start + len];
+        for (k, slot) in out.iter_mut().enumerate() {
+            let row = first + k;
+            let server = s.get(sa + k).ok_or_else(|| malformed(Column::ServerIds, row))?;
+            let name = n.get(na + k).ok_or_else(|| malformed(Column::Names, row))?;
+            if let Some(name) = name.filter(|_| !n.checked) {
+                if !is_utf8(name) {
+                    return Err(ArrowIssue::NotUtf8(Column::Names, row));
+                }
+            }
+            let Some(server) = server else { continue };
+            if !s.checked && checked != Some(server) {
+                if !is_utf8(server) {
+                    return Err(ArrowIssue::NotUtf8(Column::ServerIds, row));
+                }
+                checked = Some(server);
+            }
+            let Some(name) = name else { continue };
+            *slot = match constant {
+                Some(outcome) => outcome,
+                None => decider.decide(server, name, 0),
+            };
+        }
+        Ok(())
+    })
+}
+
+/// Outcomes as an Arrow boolean bitmap (bit `i` of byte `i / 8`, least
+/// significant first): set where visible.
+pub fn visible_bits(outcomes: &[Outcome]) -> Vec<u8> {
+    let mut bits = vec![0u8; outcomes.len().div_ceil(8)];
+    for (byte, eight) in bits.iter_mut().zip(outcomes.chunks(8)) {
+        *byte = eight.iter().enumerate().fold(0, |b, (k, o)| b | (u8::from(*o == Outcome::Visible) << k));
+    }
+    bits
+}
+
+/// One pass over the name bytes, for comparison: how many rows hold a `/`,
+/// found by `memchr` (reading each row as [`decide`] does, unchecked as UTF-8).
+pub fn count_slashes(names: &[ArrayRef]) -> Result<usize, ArrowIssue> {
+    let names = Chunks::new(names, Column::Names)?;
+    let mut count = 0;
+    runs(&names, &names, 0..names.len, |_, _, n, at, len, first| {
+        for k in 0..len {
+            let name = n.get(at + k).ok_or(ArrowIssue::Malformed(Column::Names, first + k))?;
+            count += usize::from(name.is_some_and(|name| memchr::memchr(b'/', name).is_some()));
+        }
+        Ok(())
+    })?;
+    Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::array::{LargeStringArray, StringArray};
+    use arrow_array::builder::StringViewBuilder;
+
+    use super::*;
+    use crate::filter::FlagScratch;
+
+    fn filter(include: &[&str], exclude: &[&str]) -> StaticFilter {
+        StaticFilter::compile(include, exclude, &[], &[], include.is_empty()).unwrap()
+    }
+
+    fn scalar(f: &StaticFilter, server: Option<&str>, name: Option<&str>) -> Outcome {
+        match (server, name) {
+            (Some(s), Some(n)) => f.outcome(f.flags(s.as_bytes(), n.as_bytes(), &mut FlagScratch::default())),
+            _ => Outcome::Hidden,
+        }
+    }
+
+    fn views(values: &[Option<&str>]) -> ArrayRef {
+        let mut builder = StringViewBuilder::new();
+        for v in values {
+            builder.append_option(*v);
+        }
+        Arc::new(builder.finish())
+    }
+
+    /// Every layout, chunked differently in the two columns, with nulls,
+    /// long and short views: each row as the scalar path decides it.
+    #[test]
+    fn every_layout_and_chunking_decides_as_scalar() {
+        let f = filter(&["s1/*", "*/read_*", "*long*"], &["*/Delete*", "s2/*_V2"]);
+        let servers: Vec<Option<&str>> =
+            (0..40).map(|i| if i % 11 == 5 { None } else { Some(["s1", "s2", "s3"][i % 3]) }).collect();
+        let names: Vec<Option<&str>> = (0..40)
+            .map(|i| match i % 7 {
+                0 => None,
+                1 => Some("read_a"),
+                2 => Some("delete-b"),
+                3 => Some("x_v2"),
+                4 => Some("a name well past twelve bytes, long"),
+                5 => Some(""),
+                _ => Some("ΣΑΣ-İ"),
+            })
+            .collect();
+        let want: Vec<Outcome> = servers.iter().zip(&names).map(|(s, n)| scalar(&f, *s, *n)).collect();
+        let server_chunks: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(servers[..7].to_vec())),
+            Arc::new(LargeStringArray::from(servers[7..30].to_vec())),
+            views(&servers[30..]),
+        ];
+        let name_chunks: Vec<ArrayRef> = vec![
+            views(&names[..13]),
+            Arc::new(StringArray::from(Vec::<Option<&str>>::new())),
+            Arc::new(StringArray::from(names[13..14].to_vec())),
+            Arc::new(LargeStringArray::from(names[14..].to_vec())),
+        ];
+        for threads in [Some(1), Some(3), Some(64), None] {
+            assert_eq!(decide(&f, &server_chunks, &name_chunks, threads).unwrap(), want, "{threads:?}");
+        }
+        let sliced: ArrayRef = Arc::new(StringArray::from(names.clone()).slice(3, 20));
+        let sliced_servers: ArrayRef = Arc::new(StringArray::from(servers.clone()).slice(3, 20));
+        assert_eq!(decide(&f, &[sliced_servers], &[sliced], Some(2)).unwrap(), want[3..23].to_vec());
+        assert_eq!(Columns::new(&server_chunks, &name_chunks).unwrap().row(4).unwrap(), (Some(&b"s2"[..]), Some(&b"a name well past twelve bytes, long"[..])));
+    }
+
+    /// Annotation patterns get no hints from columns: every hint missing,
+    /// as the pair batches decide.
+    #[test]
+    fn annotation_patterns_see_every_hint_missing() {
+        use crate::hints::HintPattern;
+        let read_only = HintPattern { want: [Some(true), None, None, None], trusted: vec!["s"] };
+        let f = StaticFilter::compile(&["s/keep"], &[], &[], &[], false).unwrap().with_hints(&[read_only], &[]);
+        let servers: ArrayRef = Arc::new(StringArray::from(vec!["s", "s"]));
+        let names: ArrayRef = Arc::new(StringArray::from(vec!["keep", "other"]));
+        let want: Vec<Outcome> = ["keep", "other"]
+            .iter()
+            .map(|n| f.outcome(f.flags_with_hints(b"s", n.as_bytes(), 0, &mut FlagScratch::default())))
+            .collect();
+        assert_eq!(want, [Outcome::Visible, Outcome::Hidden]);
+        assert_eq!(decide(&f, &[servers], &[names], None).unwrap(), want);
+    }
+
+    /// A string array built from raw parts, unchecked, as a careless
+    /// producer could hand one over through the C data interface.
+    fn raw_strings(offsets: Vec<i32>, values: &[u8]) -> ArrayRef {
+        use arrow_array::array::StringArray;
+        use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+        // SAFETY: not upheld on purpose (offsets past the values, bytes that
+        // are not UTF-8): the arrays are only read by this module's checked
+        // access, whose refusal of them is what the tests check.
+        unsafe {
+            let offsets = OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets));
+            Arc::new(StringArray::new_unchecked(offsets, Buffer::from(values.to_vec()), None))
+        }
+    }
+
+    #[test]
+    fn issues_name_the_column_and_row() {
+        let f = filter(&[], &[]);
+        let ok: ArrayRef = Arc::new(StringArray::from(vec!["a", "b"]));
+        let short: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
+        assert_eq!(decide(&f, std::slice::from_ref(&ok), &[short], None), Err(ArrowIssue::Lengths(2, 1)));
+        let ints: ArrayRef = Arc::new(arrow_array::Int32Array::from(vec![1, 2]));
+        assert!(matches!(decide(&f, &[ints], std::slice::from_ref(&ok), None), Err(ArrowIssue::NotStrings(Column::ServerIds, _))));
+        // Not UTF-8, in either column, whatever the filter reads: refused.
+        let bad = raw_strings(vec![0, 1, 3], b"a\xC3(");
+        assert_eq!(decide(&f, std::slice::from_ref(&ok), std::slice::from_ref(&bad), None), Err(ArrowIssue::NotUtf8(Column::Names, 1)));
+        assert_eq!(decide(&f, std::slice::from_ref(&bad), std::slice::from_ref(&ok), None), Err(ArrowIssue::NotUtf8(Column::ServerIds, 1)));
+        // A character split across two values is not UTF-8 either.
+        let split = raw_strings(vec![0, 1, 2], "é".as_bytes());
+        assert_eq!(decide(&f, std::slice::from_ref(&ok), &[split], None), Err(ArrowIssue::NotUtf8(Column::Names, 0)));
+        // Offsets past the values, or going back: refused, not read.
+        for offsets in [vec![0, 1, 9], vec![0, 2, 1]] {
+            let malformed = raw_strings(offsets, b"ab");
+            assert_eq!(decide(&f, std::slice::from_ref(&ok), &[malformed], Some(1)), Err(ArrowIssue::Malformed(Column::Names, 1)));
+        }
+        let long = views(&[Some("a value longer than twelve bytes")]);
+        let long = long.as_any().downcast_ref::<StringViewArray>().unwrap();
+        // SAFETY: as `raw_strings`: a view past its data buffer, read only
+        // by the checked access under test.
+        let cut: ArrayRef = Arc::new(unsafe {
+            StringViewArray::new_unchecked(long.views().clone(), vec![arrow_buffer::Buffer::from(&b"short"[..])], None)
+        });
+        assert_eq!(decide(&f, &[ok.slice(0, 1)], &[cut], None), Err(ArrowIssue::Malformed(Column::Names, 0)));
+    }
+}

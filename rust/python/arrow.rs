@@ -1,0 +1,175 @@
+//! Arrow input: two string columns taken through the Arrow PyCapsule
+//! interface (`__arrow_c_array__`, `__arrow_c_stream__`), decided by the core
+//! (`crate::arrow`) on its own threads without the GIL, answered as a bitmap.
+//!
+//! No Python object is read here but the capsules: the buffers belong to the
+//! imported arrays, which keep the producer's release callback and run it
+//! when dropped, on the calling thread, with the GIL held (a producer's
+//! release may need it). The worker threads only borrow the arrays.
+
+use arrow_array::array::{make_array, ArrayRef};
+use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule, PyTuple};
+
+use super::batch::threads_arg;
+use super::bytes_str;
+use super::filter::PyStaticFilter;
+use super::type_name;
+use crate::arrow::{self, ArrowIssue};
+use crate::filter::Outcome;
+
+fn issue(err: ArrowIssue) -> PyErr {
+    match err {
+        ArrowIssue::NotStrings(..) => PyTypeError::new_err(err.to_string()),
+        _ => PyValueError::new_err(err.to_string()),
+    }
+}
+
+fn import_error(what: &str, err: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(format!("{what}: cannot import the Arrow data: {err}"))
+}
+
+/// The chunks of one column from an object that exports an Arrow array
+/// (`__arrow_c_array__`, one chunk) or a stream of them (`__arrow_c_stream__`).
+fn import_column(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<ArrayRef>> {
+    let py = obj.py();
+    if obj.hasattr(intern!(py, "__arrow_c_array__"))? {
+        let pair = obj.call_method0(intern!(py, "__arrow_c_array__"))?;
+        let pair = pair.cast::<PyTuple>().map_err(|_| PyTypeError::new_err(format!("{what}.__arrow_c_array__() must return a tuple of two capsules")))?;
+        let (schema, array) = (pair.get_item(0)?, pair.get_item(1)?);
+        let schema = schema.cast::<PyCapsule>()?;
+        let array = array.cast::<PyCapsule>()?;
+        let schema = schema.pointer_checked(Some(c"arrow_schema"))?.cast::<FFI_ArrowSchema>();
+        let array = array.pointer_checked(Some(c"arrow_array"))?.cast::<FFI_ArrowArray>();
+        // SAFETY: the two capsules, named as the PyCapsule interface names
+        // them, hold a C data interface schema and array that their producer
+        // initialized; they live while `pair` is held (to the end of this
+        // block). The array is moved out, leaving a released one (its
+        // `release` NULL) that the capsule's destructor then skips; the
+        // schema is only borrowed, and the capsule's destructor releases it.
+        // `from_ffi` trusts the structures to follow the interface, as any
+        // consumer must (raw pointers cannot be checked); the values are
+        // read with checked access by the core.
+        let data = unsafe { from_ffi(FFI_ArrowArray::from_raw(array.as_ptr()), schema.as_ref()) }
+            .map_err(|e| import_error(what, e))?;
+        return Ok(vec![make_array(data)]);
+    }
+    if obj.hasattr(intern!(py, "__arrow_c_stream__"))? {
+        let capsule = obj.call_method0(intern!(py, "__arrow_c_stream__"))?;
+        let capsule = capsule.cast::<PyCapsule>()?;
+        let stream = capsule.pointer_checked(Some(c"arrow_array_stream"))?.cast::<FFI_ArrowArrayStream>();
+        // SAFETY: the capsule, named as the interface names it, holds an
+        // initialized C stream that lives while the capsule is held; it is
+        // moved out (the capsule's destructor then finds it released), and
+        // our copy releases it when dropped, here, with the GIL held.
+        let mut stream = unsafe { FFI_ArrowArrayStream::from_raw(stream.as_ptr()) };
+        return read_stream(&mut stream).map_err(|e| import_error(what, e));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must export Arrow data (__arrow_c_array__ or __arrow_c_stream__: a pyarrow, Polars, \
+         nanoarrow or DuckDB array), not {}",
+        type_name(obj)
+    )))
+}
+
+/// Every chunk of a C stream. Its callbacks may run the producer's code
+/// (Python too: the GIL is held).
+fn read_stream(stream: &mut FFI_ArrowArrayStream) -> Result<Vec<ArrayRef>, String> {
+    let (Some(get_schema), Some(get_next)) = (stream.get_schema, stream.get_next) else {
+        return Err("the stream is released".into());
+    };
+    let failed = |stream: &mut FFI_ArrowArrayStream, code: i32| -> String {
+        let message = stream.get_last_error.map(|last| {
+            // SAFETY: the stream is live; the callback returns NULL or a
+            // NUL-terminated string valid until the next call on the stream,
+            // copied out at once.
+            let text = unsafe { last(stream) };
+            if text.is_null() {
+                String::new()
+            } else {
+                // SAFETY: as above: a NUL-terminated string, read before any other call.
+                unsafe { std::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned()
+            }
+        });
+        format!("the stream failed (error {code}){}", message.map(|m| format!(": {m}")).unwrap_or_default())
+    };
+    let mut schema = FFI_ArrowSchema::empty();
+    // SAFETY: a live stream and a released schema for it to fill, as the
+    // interface asks; on success the schema is ours (dropping it releases it).
+    let code = unsafe { get_schema(stream, &mut schema) };
+    if code != 0 {
+        return Err(failed(stream, code));
+    }
+    let mut chunks = Vec::new();
+    loop {
+        let mut array = FFI_ArrowArray::empty();
+        // SAFETY: as for the schema: the stream fills a released array,
+        // which is then ours; a released one back means the stream has ended.
+        let code = unsafe { get_next(stream, &mut array) };
+        if code != 0 {
+            return Err(failed(stream, code));
+        }
+        if array.is_released() {
+            return Ok(chunks);
+        }
+        // SAFETY: an array the stream produced for `schema`, following the
+        // interface as `from_ffi` requires; the values are read with checked
+        // access by the core.
+        let data = unsafe { from_ffi(array, &schema) }.map_err(|e| e.to_string())?;
+        chunks.push(make_array(data));
+    }
+}
+
+/// `(bits, length)`: the static decision of every row of two Arrow string
+/// columns as an Arrow boolean bitmap, set where visible. A null server id
+/// or name is hidden; annotation patterns see every hint missing.
+/// `judge(server_id, name)` decides the rows a regex may decide.
+#[pyfunction]
+#[pyo3(signature = (filter, server_ids, names, judge=None, threads=None))]
+fn static_mask_arrow<'py>(
+    py: Python<'py>,
+    filter: &Bound<'py, PyStaticFilter>,
+    server_ids: &Bound<'py, PyAny>,
+    names: &Bound<'py, PyAny>,
+    judge: Option<&Bound<'py, PyAny>>,
+    threads: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyBytes>, usize)> {
+    let threads = threads_arg(threads)?;
+    let servers = import_column(server_ids, "server_ids")?;
+    let names = import_column(names, "names")?;
+    let filter = filter.get().inner();
+    let columns = arrow::Columns::new(&servers, &names).map_err(issue)?;
+    let outcomes = py.detach(|| columns.decide(filter, threads)).map_err(issue)?;
+    let mut bits = arrow::visible_bits(&outcomes);
+    for (row, _) in outcomes.iter().enumerate().filter(|(_, o)| **o == Outcome::Undecided) {
+        let Some(judge) = judge else {
+            return Err(PyValueError::new_err("a regex pattern needs a judge for undecided rows"));
+        };
+        let (Some(server), Some(name)) = columns.row(row).map_err(issue)? else {
+            continue;
+        };
+        let (server, name) = (bytes_str(py, server)?, bytes_str(py, name)?);
+        if judge.call1((server, name))?.is_truthy()? {
+            bits[row / 8] |= 1 << (row % 8);
+        }
+    }
+    Ok((PyBytes::new(py, &bits), outcomes.len()))
+}
+
+/// How many names hold a `/`, by one `memchr` pass over each: the cost of
+/// reading the column once, which the benchmark compares with a mask.
+#[pyfunction]
+fn arrow_count_slashes(py: Python<'_>, names: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let names = import_column(names, "names")?;
+    py.detach(|| arrow::count_slashes(&names)).map_err(issue)
+}
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(static_mask_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow_count_slashes, m)?)?;
+    Ok(())
+}

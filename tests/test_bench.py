@@ -1,0 +1,30 @@
+"""The benchmark's own logic: the layout rows' targets, and the Hyperscan baseline giving
+the fast path's answer (it is compared, not trusted)."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolfilter_fast import ToolFilter
+from toolfilter_fast.bench import runner as _bench
+from toolfilter_fast.bench import workload as _workload
+
+
+def test_the_layout_targets_are_read_as_written():
+    # The targets the layout rows write, read by the runner's own parser.
+    assert _bench.target_met("within 1.5x of the floor: ratio >= 0.67", 0.7, 1) is True
+    assert _bench.target_met("within 1.5x of the floor: ratio >= 0.67", 0.6, 1) is False
+    assert _bench.target_met(">= 150x", 149.0, 1) is False
+    assert _bench.target_met("within 2x of the pass: ratio >= 0.5", 0.5, 1) is True
+
+
+def test_hyperscan_baseline_answers_as_the_fast_path():
+    pytest.importorskip("hyperscan", reason="hyperscan (the arrow-test extra) is not installed")
+    tools = _workload.catalog(3_000, servers=60, layout="in-order", interleaved=True)
+    include = _workload.patterns(300, "include", tools)
+    exclude = _workload.patterns(300, "exclude", tools)
+    fast = ToolFilter.compile(include=include, exclude=exclude)
+    baseline = _bench.HyperscanFilter(include, exclude)
+    assert [id(t) for t in baseline.static_filter(tools)] == [id(t) for t in fast.static_filter(tools)]
+    open_filter = _bench.HyperscanFilter([], exclude)
+    assert open_filter.static_filter(tools) == ToolFilter.compile(exclude=exclude).static_filter(tools)
