@@ -42,6 +42,7 @@ import hashlib
 import heapq
 import json
 import math
+import os
 import pathlib
 import random
 import re
@@ -52,6 +53,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from toolfilter_fast import _core
+from toolfilter_fast.bench.runner import machine
 from toolfilter_fast.relevance import Ranking, ToolIndex
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -273,6 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--skip-timing", action="store_true")
     args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    print(f"Command: `{' '.join(['python benches/relevance.py', *given])}`\n")
+    print(f"Machine: {machine()}\n")
     dataset = load_dataset(args.data)
     if dataset is None:
         print(f"No dataset in LiveMCPBench's format (catalog.json, tasks.json) at {args.data}: "
@@ -286,6 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.skip_timing:
         print()
         print("\n".join(speed_rows(args.tools, args.rounds, args.queries)))
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    print(f"\nLoad average {load[0]:.2f} (1 min) and {load[2]:.2f} (15 min) at the end.")
     return 0
 
 
