@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                         default=HERE.parent / "docs" / "images",
                         help="where --write puts the PNG figures (default: docs/images)")
     parser.add_argument("--filter-only", action="store_true",
-                        help="skip the tool-group, focus-lens, policy and Dask tables")
+                        help="skip the tool-group, focus-lens, policy, relevance and Dask tables")
     parser.add_argument("--no-layouts", action="store_true",
                         help="skip the 5,000-server catalogs of every layout")
     args = parser.parse_args(argv)
@@ -199,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
         report.part(
             "Annotation patterns and the Policy (`python benches/bench_policy.py`)",
             lambda: f"```\n{run_script('bench_policy.py').strip()}\n```",
+        )
+        report.part(
+            "Relevance (`python benches/relevance.py`: recall on the tool-selection dataset "
+            "when present, index and query times)",
+            lambda: run_script("relevance.py").strip(),
         )
         report.part(
             "Dask recipe (`python benches/bench_dask.py`: a local cluster of process workers)",

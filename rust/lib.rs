@@ -21,6 +21,7 @@ pub mod index;
 pub mod literals;
 pub mod pairs;
 pub mod recycle;
+pub mod relevance;
 pub mod rules;
 pub mod sweep;
 pub mod trie;

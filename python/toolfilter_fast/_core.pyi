@@ -150,3 +150,31 @@ def focus_discover_json(
     session_id: str, query: str,
 ) -> str:
     """The JSON list of ``{"name", "description"}`` of the session's tools that ``query`` finds."""
+
+# --- ranked tool search --------------------------------------------------------
+
+class SearchIndex:
+    """BM25F with server evidence over ``(name, title, description, server, params)``
+    tuples (each a ``str`` or None), or with ``text_of`` over tools (exact dicts read
+    by the core, the others by ``text_of``); ValueError for a weight out of range."""
+
+    def __init__(
+        self, texts: Sequence[Any], weights: tuple[float, float, float, float, float],
+        k1: float, b: float, server_evidence: float,
+        text_of: Callable[[Any], tuple[str | None, ...]] | None = None,
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    def has_terms(self, query: str) -> bool: ...
+    def scores(self, query: str, among: list[int] | tuple[int, ...] | None = None) -> list[float]:
+        """The score of each tool of ``among`` (all when None), in order."""
+    def rank(
+        self, query: str, limit: int, among: list[int] | tuple[int, ...] | None = None,
+        matched_only: bool = False,
+    ) -> list[int]:
+        """The places (into ``among``, or tool indices) of the best ``limit`` tools."""
+
+def search_terms(text: str, camel: bool = False) -> list[str]:
+    """The index terms of ``text`` (``camel``: also cut at camelCase, as names are)."""
+
+def search_stopwords() -> list[str]:
+    """The English stop words the tokenizer drops."""

@@ -15,6 +15,9 @@ A config file is a table (TOML) or an object (JSON)::
     tools = ["browser__*"]
     keywords = ["browse", "url"]
 
+    [relevance]
+    top_k = 20
+
     [focus_lens]
     mode = "focused"
     max_tools = 15
@@ -78,6 +81,8 @@ from .focus.common import check_id as check_focus_id
 from .groups import GroupFilter, ToolFilterGroup
 from .groups.model import GroupConfigError, GroupFilterBase, _group_from_mapping
 from .groups.model import _Where as _GroupWhere
+from .relevance.options import FIELDS as RELEVANCE_FIELDS
+from .relevance.options import Relevance
 
 try:
     import tomllib
@@ -96,7 +101,9 @@ __all__ = [
     "read_file",
 ]
 
-TOP_LEVEL_KEYS = ("filter", "include", "exclude", "tool_filter_groups", "focus_lens", "budget")
+TOP_LEVEL_KEYS = ("filter", "include", "exclude", "relevance", "tool_filter_groups", "focus_lens",
+                  "budget")
+RELEVANCE_KEYS = ("top_k", "weights", "k1", "b", "server_evidence", "scorer", "scorer_weight")
 BUDGET_KEYS = ("max_tools",)
 FILTER_KEYS = ("include", "exclude")
 FOCUS_LENS_KEYS = ("mode", "max_tools", "session_id", "focused_id", "hover_id")
@@ -170,7 +177,7 @@ def _importing_from(dirs: list[str]) -> Iterator[None]:
                 sys.path.remove(folder)
 
 
-def _import_callable(where: _Where, option: str, index: int, entry: Any, spec: Any) -> Any:
+def _import_callable(where: _Where, option: str, index: int | None, entry: Any, spec: Any) -> Any:
     def fail(reason: str) -> ConfigError:
         return where.error(option, reason, index=index, entry=entry)
 
@@ -386,17 +393,24 @@ def _budget_section(where: _Where, value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
-    """``[focus_lens]``: defaults for :meth:`FocusLens.filter`, each checked by the
-    focus lens's own rules (``session_id`` may be left to the call)."""
-    option = "focus_lens"
+def _table_items(where: _Where, option: str, value: Any,
+                 keys: tuple[str, ...]) -> Iterator[tuple[str, str, Any]]:
+    """``(option.key, key, item)`` for each entry of a section that must be a
+    table of ``keys`` (an error for anything else, or an unknown key)."""
     if not isinstance(value, dict):
         raise where.error(option, f"expected a table, not {_type_name(value)}", entry=value)
     for key, item in value.items():
         at = f"{option}.{key}"
-        if key not in FOCUS_LENS_KEYS:
-            raise where.error(at, f"unknown key (the keys are "
-                              f"{', '.join(map(repr, FOCUS_LENS_KEYS))})", show_entry=False)
+        if key not in keys:
+            raise where.error(at, f"unknown key (the keys are {', '.join(map(repr, keys))})",
+                              show_entry=False)
+        yield at, key, item
+
+
+def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
+    """``[focus_lens]``: defaults for :meth:`FocusLens.filter`, each checked by the
+    focus lens's own rules (``session_id`` may be left to the call)."""
+    for at, key, item in _table_items(where, "focus_lens", value, FOCUS_LENS_KEYS):
         if key == "mode" and item not in FOCUS_LENS_MODES:
             raise where.error(at, f"unknown mode (the modes are "
                               f"{', '.join(map(repr, FOCUS_LENS_MODES))})", entry=item)
@@ -411,6 +425,36 @@ def _focus_lens_section(where: _Where, value: Any) -> dict[str, Any]:
     return dict(value)
 
 
+def _relevance_section(where: _Where, value: Any) -> Relevance:
+    """``[relevance]``: the Policy's relevance stage (``top_k`` and the ranking's
+    weights), a ``scorer`` named as ``"package.module:function"``."""
+    option = "relevance"
+    for at, key, item in _table_items(where, option, value, RELEVANCE_KEYS):
+        if key == "top_k" and (type(item) is not int or item < 0):
+            raise where.error(at, "expected an integer >= 0", entry=item)
+        if key == "weights":
+            if not isinstance(item, dict):
+                raise where.error(at, f"expected a table, not {_type_name(item)}", entry=item)
+            for field_name, weight in item.items():
+                if field_name not in RELEVANCE_FIELDS:
+                    raise where.error(f"{at}.{field_name}", "unknown field (the fields are "
+                                      f"{', '.join(map(repr, RELEVANCE_FIELDS))})",
+                                      show_entry=False)
+                if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+                    raise where.error(f"{at}.{field_name}", "expected a number", entry=weight)
+        if key in ("k1", "b", "server_evidence", "scorer_weight") and (
+                isinstance(item, bool) or not isinstance(item, (int, float))):
+            raise where.error(at, "expected a number", entry=item)
+    options = dict(value)
+    if "scorer" in options:
+        options["scorer"] = _import_callable(where, f"{option}.scorer", None, options["scorer"],
+                                             options["scorer"])
+    try:
+        return Relevance.from_mapping(options)
+    except (TypeError, ValueError) as err:
+        raise where.error(option, str(err), show_entry=False) from None
+
+
 @dataclass(frozen=True)
 class Config:
     """A whole config file: the filter, the tool groups, the focus-lens defaults
@@ -420,7 +464,8 @@ class Config:
     :class:`~toolfilter_fast.GroupFilter`; with no groups it filters nothing);
     ``focus_lens`` the ``[focus_lens]`` table as written (empty when absent):
     defaults for :meth:`focus`, which runs :meth:`FocusLens.filter` with them;
-    ``budget`` the ``[budget]`` table (``max_tools``), empty when absent.
+    ``budget`` the ``[budget]`` table (``max_tools``), empty when absent;
+    ``relevance`` the ``[relevance]`` stage's options, None when absent.
     :class:`~toolfilter_fast.Policy` puts them together.
     """
 
@@ -429,6 +474,7 @@ class Config:
     focus_lens: dict[str, Any] = field(default_factory=dict)
     path: str | None = None
     budget: dict[str, Any] = field(default_factory=dict)
+    relevance: Relevance | None = None
 
     @property
     def groups(self) -> tuple[ToolFilterGroup, ...]:
@@ -464,7 +510,8 @@ def load_config(
     focus_lens = _focus_lens_section(where, config["focus_lens"]) \
         if "focus_lens" in config else {}
     budget = _budget_section(where, config["budget"]) if "budget" in config else {}
-    return Config(tool_filter, groups, focus_lens, where.path, budget)
+    relevance = _relevance_section(where, config["relevance"]) if "relevance" in config else None
+    return Config(tool_filter, groups, focus_lens, where.path, budget, relevance)
 
 
 def parse_toml(text: str) -> dict[str, Any]:

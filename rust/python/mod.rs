@@ -18,6 +18,7 @@ mod filter;
 mod focus;
 mod groups;
 mod inplace;
+mod search;
 
 use inplace::{string_bytes, ToolLayout};
 
@@ -95,5 +96,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     expr::register(m)?;
     focus::register(m)?;
     groups::register(m)?;
+    search::register(m)?;
     Ok(())
 }

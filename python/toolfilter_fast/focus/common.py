@@ -9,26 +9,35 @@ separately in ``lens`` (over the Rust core) and the reference's ``focus``.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .registry import ToolRegistry
 
 __all__ = [
+    "DEFAULT_DISCOVER_LIMIT",
     "DEFAULT_MAX_TOOLS",
+    "DISCOVER_RANKS",
     "MODES",
     "Find",
+    "check_discover",
     "check_id",
     "check_options",
     "discover_tools_name",
     "discover_tools_spec",
     "found_json",
+    "ranked_find",
     "tool_fields",
     "tool_name",
 ]
 
 MODES = ("all", "focused", "hover")
 DEFAULT_MAX_TOOLS = 15
+#: How ``discover_tools`` finds tools: by substring (all matches, registry
+#: order) or ranked (the best matches, best first).
+DISCOVER_RANKS = ("substring", "bm25")
+DEFAULT_DISCOVER_LIMIT = 20
 
 #: ``find(tools, session_id, query)``: the JSON text of the tools found.
 Find = Callable[[list[Any] | tuple[Any, ...], str, str], str]
@@ -150,8 +159,52 @@ def _query(arguments: object) -> str | dict[str, Any]:
     return query
 
 
-def discover_tools_spec(registry: Any, session_id: str, find: Find) -> dict[str, Any]:
-    """The meta-tool definition, its callback finding tools with ``find``."""
+def check_discover(rank: object, limit: object) -> str:
+    """The discover search's ``rank`` (None means ``"substring"``) and ``limit``."""
+    if rank is None:
+        rank = "substring"
+    if not isinstance(rank, str) or rank not in DISCOVER_RANKS:
+        raise ValueError(f"rank must be None or one of {', '.join(map(repr, DISCOVER_RANKS))}, "
+                         f"not {rank!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValueError(f"limit must be an int >= 0, not {limit!r}")
+    return rank
+
+
+def _in_session(tool: Any, session_id: str) -> bool:
+    name = tool_fields(tool)[0]
+    if name is None:
+        return False
+    session, dot, _ = str.partition(name, ".")
+    return bool(dot) and session == session_id
+
+
+def ranked_find(index_cls: Callable[[list[Any]], Any], limit: int) -> Find:
+    """A ranked ``find``: the session's tools indexed with ``index_cls`` (a
+    ``ToolIndex`` class), the best ``limit`` that the query matches, best
+    first. The index of the last tools searched is kept while they are the
+    same object (a ``ToolRegistry``'s snapshot is, until the next change)."""
+    lock = threading.Lock()
+    last: list[tuple[Any, str, list[Any], Any]] = []
+
+    def find(tools: list[Any] | tuple[Any, ...], session_id: str, query: str) -> str:
+        with lock:
+            hit = last[0] if last and last[0][0] is tools and last[0][1] == session_id else None
+        if hit is None:
+            own = [tool for tool in tools if _in_session(tool, session_id)]
+            hit = (tools, session_id, own, index_cls(own))
+            with lock:
+                last[:] = [hit]
+        picks = hit[3].rank(query, limit, matched_only=True)
+        return found_json(hit[2][i] for i in picks)
+
+    return find
+
+
+def discover_tools_spec(registry: Any, session_id: str, find: Find, *,
+                        limit: int | None = None) -> dict[str, Any]:
+    """The meta-tool definition, its callback finding tools with ``find``
+    (``limit``: a ranked find's, which the description then names)."""
     name = discover_tools_name(session_id)
     _check_registry(registry)
 
@@ -176,6 +229,10 @@ def discover_tools_spec(registry: Any, session_id: str, find: Find) -> dict[str,
             f"Search this session's ({session_id}) tools by keyword, including those not "
             "shown now. Lists the name and description of each tool whose name or "
             "description contains the query, ignoring case; an empty query lists them all."
+        ) if limit is None else (
+            f"Search this session's ({session_id}) tools by keyword, including those not "
+            f"shown now. Lists the name and description of the {limit} tools that best match "
+            "the query's words, best first; a query without words lists the first ones."
         ),
         "inputSchema": {
             "type": "object",

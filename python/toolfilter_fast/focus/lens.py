@@ -8,10 +8,14 @@ from itertools import islice
 from typing import Any
 
 from .. import _core
+from ..relevance import ToolIndex
 from .common import (
+    DEFAULT_DISCOVER_LIMIT,
     DEFAULT_MAX_TOOLS,
     MODES,
+    check_discover,
     check_options,
+    ranked_find,
     tool_fields,
     tool_name,
 )
@@ -90,7 +94,8 @@ class FocusLens:
         return _discover_tools_name(session_id)
 
     @staticmethod
-    def discover_tools_spec(registry: Any, session_id: str) -> dict[str, Any]:
+    def discover_tools_spec(registry: Any, session_id: str, rank: str | None = None,
+                            limit: int = DEFAULT_DISCOVER_LIMIT) -> dict[str, Any]:
         """The session's ``discover_tools`` meta-tool: ``name``, ``description``,
         ``inputSchema`` and ``callback``.
 
@@ -104,5 +109,18 @@ class FocusLens:
         that is not a ``str`` is ``null`` and not searched. Arguments that hold
         no string query give an MCP error result instead,
         ``{"content": [<text item>], "isError": True}``.
+
+        ``rank="bm25"`` ranks instead (:class:`~toolfilter_fast.relevance.ToolIndex`
+        over the session's tools' names, titles, descriptions and input
+        parameters): the JSON lists the best ``limit`` tools that a word of
+        the query is found in (stems, case folded, character pairs for
+        scripts without spaces), best first; a query without words (empty,
+        or only stop words and punctuation) lists the first ``limit``. The
+        index is built when the registry changes, not per query. ``rank``
+        None or ``"substring"`` is the search above; any other value, or a
+        ``limit`` that is no int >= 0, is a ValueError.
         """
+        if check_discover(rank, limit) == "bm25":
+            return _discover_tools_spec(registry, session_id, ranked_find(ToolIndex, limit),
+                                        limit=limit)
         return _discover_tools_spec(registry, session_id, _find)

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..focus.common import check_id
+from ..relevance.options import Relevance
 
-__all__ = ["STAGES", "Dropped", "Focus", "Selection", "check_max_tools", "flat_name_of"]
+__all__ = ["STAGES", "Dropped", "Focus", "Selection", "check_max_tools", "check_relevance",
+           "flat_name_of"]
 
 #: The stages of a policy, in the order they run.
 STAGES = ("visibility", "relevance", "groups", "focus", "budget")
@@ -31,6 +33,18 @@ def check_max_tools(value: Any, what: str) -> int | None:
     if value < 0:
         raise ValueError(f"{what} must be an int >= 0 or None, got {value!r}")
     return value
+
+
+def check_relevance(value: Any) -> Relevance | None:
+    """The relevance stage's options: None (no stage), a :class:`Relevance`, or
+    a mapping of its options (``top_k``, ``weights``, ``k1``, ``b``,
+    ``server_evidence``, ``scorer``, ``scorer_weight``)."""
+    if value is None or isinstance(value, Relevance):
+        return value
+    if isinstance(value, Mapping):
+        return Relevance.from_mapping(value)
+    raise TypeError(f"relevance must be a Relevance, a mapping of its options or None, not "
+                    f"{type(value).__name__}")
 
 
 def flat_name_of(tool: Any) -> str:

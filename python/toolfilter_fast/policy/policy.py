@@ -5,13 +5,17 @@ The stages run in this order, each on what the one before kept:
 
 1. **visibility**: the :class:`~toolfilter_fast.ToolFilter` (globs, regexes,
    annotation and CEL patterns, functions), with the caller's ``ctx``;
-2. **groups**: the tool groups, by the turn's user message, over each tool's
+2. **relevance** (with a ``relevance`` option): the ``top_k`` visible tools
+   that best fit the turn's message, ranked by the ranked tool search
+   (:class:`~toolfilter_fast.relevance.ToolIndex`), and every tool that an
+   ``always`` group pins; a message without terms keeps every tool;
+3. **groups**: the tool groups, by the turn's user message, over each tool's
    flat name ``<server_id>__<name>`` (every tool with a server is MCP-origin);
-3. **focus**: the focus lens, when a focus is given: tools named
+4. **focus**: the focus lens, when a focus is given: tools named
    ``session.widget.action`` of the focused (and hovered) widget, and the
    globals (names without ``.``); a tool of another widget or session, or any
    other dotted name, is dropped; the lens keeps the first tool of each name;
-4. **budget**: at most ``max_tools`` tools, the first ones in input order.
+5. **budget**: at most ``max_tools`` tools, the first ones in input order.
 
 The selection comes back in input order, whatever order the lens ranks its
 parts in.
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -30,7 +35,8 @@ from ..filter import ToolFilter
 from ..focus.common import tool_name
 from ..groups import GroupFilter, GroupMode, ToolFilterGroup
 from ..groups.model import GroupFilterBase
-from .model import STAGES, Focus, Selection, check_max_tools, flat_name_of
+from ..relevance import Relevance, ToolIndex
+from .model import STAGES, Focus, Selection, check_max_tools, check_relevance, flat_name_of
 
 __all__ = ["Policy", "PolicyDecision"]
 
@@ -69,10 +75,18 @@ def _check_lens(section: Mapping[str, Any]) -> dict[str, Any]:
 class Policy:
     """Visibility, turn relevance, attention and a tool budget, in one call.
 
-    ``Policy(filter=..., groups=..., focus_lens=..., max_tools=...)`` or
-    :meth:`from_file` / :meth:`from_config` (the config file's ``[filter]``,
-    ``[[tool_filter_groups]]``, ``[focus_lens]`` and ``[budget]`` sections).
-    Then, per turn, :meth:`select`. Immutable and thread-safe, as its parts are.
+    ``Policy(filter=..., relevance=..., groups=..., focus_lens=...,
+    max_tools=...)`` or :meth:`from_file` / :meth:`from_config` (the config
+    file's ``[filter]``, ``[relevance]``, ``[[tool_filter_groups]]``,
+    ``[focus_lens]`` and ``[budget]`` sections). Then, per turn,
+    :meth:`select`. Immutable and thread-safe, as its parts are.
+
+    ``relevance`` (a :class:`~toolfilter_fast.relevance.Relevance` or a
+    mapping of its options: ``top_k``, ``weights``, ``k1``, ``b``,
+    ``server_evidence``, ``scorer``, ``scorer_weight``) turns the relevance
+    stage on. Its index is built over the tools given to :meth:`select`, all
+    of them, and kept for the next call with the same tools (the same
+    objects in the same order).
 
     ``focus_lens`` holds the lens's defaults: ``max_tools`` (the lens's own
     cap; none unless given, the budget being the usual cap), ``mode``
@@ -80,9 +94,10 @@ class Policy:
     widget) and ids that a call's focus falls back on.
     """
 
-    __slots__ = ("filter", "focus_lens", "groups", "max_tools")
+    __slots__ = ("_index", "_lock", "filter", "focus_lens", "groups", "max_tools", "relevance")
 
     filter: ToolFilter
+    relevance: Relevance | None
     groups: GroupFilter
     focus_lens: dict[str, Any]
     max_tools: int | None
@@ -94,6 +109,7 @@ class Policy:
         groups: GroupFilterBase | Iterable[ToolFilterGroup | Mapping[str, Any]] | None = None,
         focus_lens: Mapping[str, Any] | None = None,
         max_tools: int | None = None,
+        relevance: Relevance | Mapping[str, Any] | None = None,
     ) -> None:
         if filter is not None and not isinstance(filter, ToolFilter):
             raise TypeError(f"filter must be a ToolFilter, not {type(filter).__name__}")
@@ -104,6 +120,9 @@ class Policy:
         self.groups = groups if isinstance(groups, GroupFilter) else GroupFilter(groups or ())
         self.focus_lens = _check_lens(focus_lens or {})
         self.max_tools = check_max_tools(max_tools, "max_tools")
+        self.relevance = check_relevance(relevance)
+        self._lock = threading.Lock()
+        self._index: ToolIndex | None = None
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], *, path: str | None = None) -> Policy:
@@ -120,10 +139,17 @@ class Policy:
     def from_parts(cls, config: Config) -> Policy:
         """A policy from a loaded :class:`~toolfilter_fast.config.Config`."""
         return cls(filter=config.filter, groups=config.group_filter,
-                   focus_lens=config.focus_lens, max_tools=config.budget.get("max_tools"))
+                   focus_lens=config.focus_lens, max_tools=config.budget.get("max_tools"),
+                   relevance=config.relevance)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The index cache and its lock stay behind: a copy builds its own.
+        return (_rebuild, (self.filter, self.groups, self.focus_lens, self.max_tools,
+                           self.relevance))
 
     def __repr__(self) -> str:
-        return (f"Policy(filter={self.filter!r}, groups={len(self.groups)} groups, "
+        relevance = "" if self.relevance is None else f", relevance={self.relevance!r}"
+        return (f"Policy(filter={self.filter!r}{relevance}, groups={len(self.groups)} groups, "
                 f"focus_lens={self.focus_lens!r}, max_tools={self.max_tools!r})")
 
     # --- what reads what --------------------------------------------------------
@@ -141,6 +167,46 @@ class Policy:
         if lens.get("mode") == "focused":
             hover = None
         return Focus(focus.session_id, focused, hover)
+
+    def _tool_index(self, items: list[Any]) -> ToolIndex:
+        """The index over ``items``: the last one built, when it holds the same tools."""
+        assert self.relevance is not None
+        with self._lock:
+            index = self._index
+        if index is None or not index.same_tools(items):
+            index = ToolIndex(items, self.relevance.ranking)
+            with self._lock:
+                self._index = index
+        return index
+
+    def _pinned(self, items: list[Any], alive: list[int]) -> set[int]:
+        """The places of ``alive`` whose tools an ``always`` group admits."""
+        if not len(self.groups):
+            return set()
+        names = [flat_name_of(items[i]) for i in alive]
+        return {alive[j] for j in self.groups._select(names, None, None, indices=True)}
+
+    def _relevance_cut(self, items: list[Any], alive: list[int], message: str | None,
+                       stage_of: list[str | None]) -> list[int]:
+        """Drops the visible tools outside the ``top_k`` for the message."""
+        relevance = self.relevance
+        assert relevance is not None
+        if message is None or len(alive) <= relevance.top_k:
+            return alive
+        index = self._tool_index(items)
+        if not index.has_terms(message):
+            return alive
+        pinned = self._pinned(items, alive)
+        candidates = [i for i in alive if i not in pinned]
+        if len(candidates) <= relevance.top_k:
+            return alive
+        picks = index.rank(message, relevance.top_k, candidates, scorer=relevance.scorer,
+                           scorer_weight=relevance.scorer_weight)
+        kept = {candidates[p] for p in picks}
+        for i in candidates:
+            if i not in kept:
+                stage_of[i] = "relevance"
+        return [i for i in alive if stage_of[i] is None]
 
     # --- the selection ------------------------------------------------------------
 
@@ -161,6 +227,10 @@ class Policy:
         stage_of: list[str | None] = ["visibility"] * len(items)
         for i in alive:
             stage_of[i] = None
+        if self.relevance is not None:
+            ran.append("relevance")
+            private = True
+            alive = self._relevance_cut(items, alive, message, stage_of)
         if len(self.groups):
             ran.append("groups")
             private = private or self._groups_read_message()
@@ -190,7 +260,7 @@ class Policy:
                 stage_of[i] = "budget"
         order = tuple(stage for stage in STAGES if stage in ran)
         return Selection(items, stage_of, "private" if private else "public", order,
-                         _Reasons(self, items, ctx, message, where).explain)
+                         _Reasons(self, items, ctx, message, where, stage_of).explain)
 
     def explain(self, tool: Any, ctx: Any = None, message: str | None = None,
                 focus: Any = None, *, tools: Iterable[Any] | None = None) -> PolicyDecision:
@@ -206,20 +276,28 @@ class Policy:
         return PolicyDecision(tool, selection.stage_of(index), selection.reason_of(index))
 
 
+def _rebuild(filter: ToolFilter, groups: GroupFilter, focus_lens: dict[str, Any],
+             max_tools: int | None, relevance: Relevance | None) -> Policy:
+    return Policy(filter=filter, groups=groups, focus_lens=focus_lens, max_tools=max_tools,
+                  relevance=relevance)
+
+
 class _Reasons:
     """The reasons of one selection's dropped tools, worked out when asked."""
 
-    __slots__ = ("_ctx", "_focus", "_message", "_policy", "_tools")
+    __slots__ = ("_ctx", "_focus", "_message", "_policy", "_stage_of", "_tools")
 
     def __init__(self, policy: Policy, tools: list[Any], ctx: Any, message: str | None,
-                 focus: Focus | None) -> None:
+                 focus: Focus | None, stage_of: list[str | None]) -> None:
         self._policy, self._tools, self._ctx = policy, tools, ctx
-        self._message, self._focus = message, focus
+        self._message, self._focus, self._stage_of = message, focus, stage_of
 
     def explain(self, index: int, stage: str) -> str:
         tool, policy = self._tools[index], self._policy
         if stage == "visibility":
             return policy.filter.explain(tool, self._ctx).reason
+        if stage == "relevance":
+            return self._relevance_reason(index)
         if stage == "groups":
             flat = flat_name_of(tool)
             live = policy.groups.active_groups(self._message or "")
@@ -230,6 +308,21 @@ class _Reasons:
         if stage == "focus":
             return f"hidden: {_lens_reason(tool_name(tool, index), self._focus, policy)}"
         return f"hidden: over the budget of {policy.max_tools} tools (the first ones are kept)"
+
+    def _relevance_reason(self, index: int) -> str:
+        """The tool's rank among those the relevance stage ranked (the visible
+        tools that no ``always`` group pins)."""
+        policy, relevance, message = self._policy, self._policy.relevance, self._message
+        assert relevance is not None and message is not None
+        visible = [i for i, stage in enumerate(self._stage_of) if stage != "visibility"]
+        pinned = policy._pinned(self._tools, visible)
+        candidates = [i for i in visible if i not in pinned]
+        order = policy._tool_index(self._tools).rank(
+            message, len(candidates), candidates, scorer=relevance.scorer,
+            scorer_weight=relevance.scorer_weight)
+        place = order.index(candidates.index(index)) + 1
+        return (f"hidden: ranked {place} of {len(candidates)} for this message, and the "
+                f"relevance stage keeps the best {relevance.top_k}")
 
 
 def _lens_reason(name: str, focus: Focus | None, policy: Policy) -> str:

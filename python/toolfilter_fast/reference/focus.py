@@ -11,8 +11,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..focus.common import (
+    DEFAULT_DISCOVER_LIMIT,
     DEFAULT_MAX_TOOLS,
     MODES,
+    Find,
+    check_discover,
     check_options,
     found_json,
     tool_fields,
@@ -21,6 +24,8 @@ from ..focus.common import (
 from ..focus.common import discover_tools_name as _discover_tools_name
 from ..focus.common import discover_tools_spec as _discover_tools_spec
 from ..focus.registry import ToolRegistry
+from ..relevance.options import tool_text
+from .relevance import SearchIndex
 from .text import text_of
 
 __all__ = ["FocusLens", "ToolRegistry"]
@@ -51,6 +56,21 @@ def _find(tools: list[Any] | tuple[Any, ...], session_id: str, query: str) -> st
         if needle in _lower(name) or (description is not None and needle in _lower(description)):
             found.append(tool)
     return found_json(found)
+
+
+def _ranked(limit: int) -> Find:
+    """The ranked search, plainly: the session's tools indexed at each query."""
+
+    def find(tools: list[Any] | tuple[Any, ...], session_id: str, query: str) -> str:
+        own = []
+        for tool in tools:
+            name, _ = tool_fields(tool)
+            if name is not None and _session_of(text_of(name)) == session_id:
+                own.append(tool)
+        index = SearchIndex([tool_text(tool) for tool in own])
+        return found_json(own[i] for i in index.rank(query, limit, matched_only=True))
+
+    return find
 
 
 class FocusLens:
@@ -102,5 +122,8 @@ class FocusLens:
         return _discover_tools_name(session_id)
 
     @staticmethod
-    def discover_tools_spec(registry: Any, session_id: str) -> dict[str, Any]:
+    def discover_tools_spec(registry: Any, session_id: str, rank: str | None = None,
+                            limit: int = DEFAULT_DISCOVER_LIMIT) -> dict[str, Any]:
+        if check_discover(rank, limit) == "bm25":
+            return _discover_tools_spec(registry, session_id, _ranked(limit), limit=limit)
         return _discover_tools_spec(registry, session_id, _find)

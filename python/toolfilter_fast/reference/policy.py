@@ -12,10 +12,12 @@ from typing import Any
 
 from ..config import load_config, load_file
 from ..groups.model import GroupMode, ToolFilterGroup
-from ..policy.model import STAGES, Focus, Selection, check_max_tools
+from ..policy.model import STAGES, Focus, Selection, check_max_tools, check_relevance
+from ..relevance.options import Relevance
 from .filter import ToolFilter
 from .focus import FocusLens
 from .groups import GroupFilter, group_glob_match
+from .relevance import ToolIndex
 from .text import text_of
 
 __all__ = ["Policy"]
@@ -31,23 +33,27 @@ class Policy:
         groups: GroupFilter | Iterable[ToolFilterGroup | Mapping[str, Any]] | None = None,
         focus_lens: Mapping[str, Any] | None = None,
         max_tools: int | None = None,
+        relevance: Relevance | Mapping[str, Any] | None = None,
     ) -> None:
         self.filter = filter if filter is not None else ToolFilter.compile()
         self.groups = groups if isinstance(groups, GroupFilter) else GroupFilter(groups or ())
         self.focus_lens = dict(focus_lens or {})
         self.max_tools = check_max_tools(max_tools, "max_tools")
+        self.relevance = check_relevance(relevance)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], *, path: str | None = None) -> Policy:
         parts = load_config(config, path=path, cls=_any(ToolFilter), group_cls=GroupFilter)
         return cls(filter=_any(parts.filter), groups=_any(parts.group_filter),
-                   focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"))
+                   focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"),
+                   relevance=parts.relevance)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Policy:
         parts = load_file(path, cls=_any(ToolFilter), group_cls=GroupFilter)
         return cls(filter=_any(parts.filter), groups=_any(parts.group_filter),
-                   focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"))
+                   focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"),
+                   relevance=parts.relevance)
 
     def select(self, tools: Iterable[Any], ctx: Any = None, message: str | None = None,
                focus: Any = None) -> Selection:
@@ -65,6 +71,11 @@ class Policy:
         for i, keep in enumerate(self.filter.mask(items, ctx)):
             if not keep:
                 stage[i] = "visibility"
+
+        if self.relevance is not None:
+            ran.append("relevance")
+            private = True
+            self._relevance(items, stage, message)
 
         if self.groups.groups:
             ran.append("groups")
@@ -113,6 +124,34 @@ class Policy:
 
         order = tuple(s for s in STAGES if s in ran)
         return Selection(items, stage, "private" if private else "public", order, reason)
+
+
+    def _relevance(self, items: list[Any], stage: list[str | None], message: str | None) -> None:
+        """Marks the visible tools that are neither among the ``top_k`` best
+        for the message nor pinned by an ``always`` group."""
+        relevance = self.relevance
+        assert relevance is not None
+        alive = [i for i in range(len(items)) if stage[i] is None]
+        if message is None or len(alive) <= relevance.top_k:
+            return
+        index = ToolIndex(items, relevance.ranking)
+        if not index.has_terms(message):
+            return
+        always = [g for g in self.groups.groups if g.mode is GroupMode.ALWAYS]
+        candidates = []
+        for i in alive:
+            flat = f"{text_of(items[i].server_id)}__{text_of(items[i].name)}"
+            if not any(group_glob_match(p, flat) for g in always for p in g.tools):
+                candidates.append(i)
+        if len(candidates) <= relevance.top_k:
+            return
+        scores = index.scores(message, candidates, scorer=relevance.scorer,
+                              scorer_weight=relevance.scorer_weight)
+        best = sorted(range(len(candidates)), key=lambda j: (-scores[j], j))[:relevance.top_k]
+        keep = {candidates[j] for j in best}
+        for i in candidates:
+            if i not in keep:
+                stage[i] = "relevance"
 
 
 def _any(value: Any) -> Any:

@@ -1,0 +1,345 @@
+"""The ranked tool search spelled out in plain Python: the oracle of the
+property tests and the speed baseline of ``benches/relevance.py``.
+
+The same tokens and the same scores as the Rust core (``rust/relevance/``),
+computed the obvious way: a loop over the tools for each query. Floats are
+added in the same order as the core adds them (query terms in query order,
+fields in :data:`FIELDS` order), so the two agree exactly, and ties go to the
+earlier tool. English stems come from ``snowballstemmer`` (the Snowball
+project's own Python port, the version whose rules the core's
+``rust-stemmers`` follows), imported when the first word is stemmed.
+
+Tokens, as the core makes them:
+
+* ASCII letters and digits and every character outside the ranges below are
+  word characters; ASCII punctuation, spaces and controls, Latin-1
+  punctuation, the symbol and punctuation blocks, surrogates, private use and
+  emoji separate words;
+* scripts written without spaces (Han, kana, Hangul, Thai, Lao, Myanmar,
+  Khmer) become overlapping character pairs (a lone character stays single);
+* in the name, server and parameter fields, a word is also split where an
+  ASCII lower-case letter or digit meets an upper-case one
+  (``getBaziDetail``) and before the last capital of a run followed by a
+  lower-case letter (``HTMLParser``);
+* each piece is lower-cased per character (``fold_lower``); a piece of one
+  ASCII character and the English stop words are dropped; pieces of ASCII
+  letters only, 3 to 40 of them, are stemmed.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..relevance.base import Engine, ToolIndexBase
+from ..relevance.options import FIELDS, Ranking, tool_text
+from .text import fold_lower, text_of
+
+__all__ = ["STOPWORDS", "SearchIndex", "ToolIndex", "tokens"]
+
+#: English function words and the fillers of a request ("please help me ...").
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be been before
+being below between both but by can could did do does doing done down during each
+either else etc ever every few for from further had has have having he her here hers
+herself him himself his how however i if in into is it its itself just let lets like
+may me might mine more most much must my myself no nor not now of off on once one
+only or other our ours ourselves out over own please same shall she should so some
+such than that the their theirs them themselves then there these they this those
+through thus to too under until up upon us very via was we were what whatever when
+where whether which while who whom whose why will with within without would yes yet
+you your yours yourself yourselves help want wants need needs
+""".split())
+
+_NAME, _TITLE, _DESCRIPTION, _SERVER, _PARAMS = range(len(FIELDS))
+#: The fields whose words are also split at camelCase.
+_CAMEL = frozenset((_NAME, _SERVER, _PARAMS))
+
+_WORD, _PAIRED, _SEPARATOR = range(3)
+
+_PAIRED_RANGES = (
+    (0x0E00, 0x0EFF),  # Thai, Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1100, 0x11FF),  # Hangul Jamo
+    (0x1780, 0x17FF),  # Khmer
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3130, 0x318F),  # Hangul compatibility Jamo
+    (0x31F0, 0x31FF),  # Katakana extensions
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0x20000, 0x3FFFF),  # CJK extensions B and later
+)
+
+_SEPARATOR_RANGES = (
+    (0x0080, 0x00BF),  # Latin-1 controls, punctuation and signs
+    (0x00D7, 0x00D7),  # multiplication sign
+    (0x00F7, 0x00F7),  # division sign
+    (0x2000, 0x2BFF),  # punctuation, symbols, arrows, operators, shapes
+    (0x2E00, 0x2E7F),  # supplemental punctuation
+    (0x3000, 0x303F),  # CJK symbols and punctuation
+    (0xD800, 0xDFFF),  # surrogates
+    (0xE000, 0xF8FF),  # private use
+    (0xFE00, 0xFE0F),  # variation selectors
+    (0xFE10, 0xFE1F),  # vertical forms
+    (0xFE30, 0xFE6F),  # CJK compatibility forms, small forms
+    (0xFF00, 0xFF0F),  # fullwidth punctuation
+    (0xFF1A, 0xFF20),
+    (0xFF3B, 0xFF40),
+    (0xFF5B, 0xFF65),
+    (0xFFF0, 0xFFFF),  # specials
+    (0x1F000, 0x1FAFF),  # emoji and pictographs
+)
+
+#: A word longer than this is not stemmed (nor is anything but ASCII letters).
+_STEM_MAX = 40
+
+
+def _in(ranges: tuple[tuple[int, int], ...], code: int) -> bool:
+    return any(low <= code <= high for low, high in ranges)
+
+
+def _kind(c: str) -> int:
+    code = ord(c)
+    if code < 0x80:
+        return _WORD if c.isascii() and c.isalnum() else _SEPARATOR
+    if _in(_PAIRED_RANGES, code):
+        return _PAIRED
+    if _in(_SEPARATOR_RANGES, code):
+        return _SEPARATOR
+    return _WORD
+
+
+def _is_lower(c: str) -> bool:
+    return "a" <= c <= "z"
+
+
+def _is_upper(c: str) -> bool:
+    return "A" <= c <= "Z"
+
+
+def _camel_pieces(word: str) -> list[str]:
+    """``word`` cut before an ASCII capital that follows a lower-case letter or
+    a digit, and before the last capital of a run that a lower-case letter
+    follows."""
+    pieces, start = [], 0
+    for i in range(1, len(word)):
+        before, here = word[i - 1], word[i]
+        after = word[i + 1] if i + 1 < len(word) else ""
+        cut = _is_upper(here) and (
+            _is_lower(before) or (before.isdigit() and before.isascii())
+            or (_is_upper(before) and _is_lower(after))
+        )
+        if cut:
+            pieces.append(word[start:i])
+            start = i
+    pieces.append(word[start:])
+    return pieces
+
+
+_stemmer: Any = None
+
+
+def _stem(word: str) -> str:
+    global _stemmer
+    if _stemmer is None:
+        try:
+            import snowballstemmer  # type: ignore[import-untyped,unused-ignore]
+        except ImportError as err:  # pragma: no cover - the test extra installs it
+            raise ImportError("the reference stems English words with snowballstemmer: "
+                              "pip install 'toolfilter_fast[reference]'") from err
+        _stemmer = snowballstemmer.stemmer("english")
+    return str(_stemmer.stemWord(word))
+
+
+@functools.lru_cache(maxsize=65536)
+def _term(piece: str) -> str | None:
+    """A folded piece as an index term: None for a stop word or one ASCII character."""
+    folded = fold_lower(piece)
+    if len(folded) == 1 and folded.isascii():
+        return None
+    if folded in STOPWORDS:
+        return None
+    if 3 <= len(folded) <= _STEM_MAX and all(_is_lower(c) for c in folded):
+        return _stem(folded)
+    return folded
+
+
+def tokens(text: str, camel: bool = False) -> list[str]:
+    """The index terms of ``text``, in order (see the module's rules)."""
+    text = text_of(text)
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        kind = _kind(text[i])
+        j = i
+        while j < n and _kind(text[j]) == kind:
+            j += 1
+        run = text[i:j]
+        if kind == _WORD:
+            for piece in (_camel_pieces(run) if camel else [run]):
+                term = _term(piece)
+                if term is not None:
+                    out.append(term)
+        elif kind == _PAIRED:
+            if len(run) == 1:
+                out.append(fold_lower(run))
+            else:
+                out.extend(fold_lower(run[k:k + 2]) for k in range(len(run) - 1))
+        i = j
+    return out
+
+
+def _idf(count: int, total: int) -> float:
+    return math.log(1.0 + (total - count + 0.5) / (count + 0.5))
+
+
+class _Documents:
+    """BM25F over documents of :data:`FIELDS`: each term's contribution to each
+    document, computed when asked."""
+
+    def __init__(self, fields_of: list[list[list[str]]], ranking: Ranking) -> None:
+        self.weights = ranking.weights
+        self.k1, self.b = ranking.k1, ranking.b
+        self.counts = [[_count(terms) for terms in doc] for doc in fields_of]
+        self.lengths = [[len(terms) for terms in doc] for doc in fields_of]
+        total = len(fields_of)
+        self.total = total
+        self.averages = [
+            sum(lengths[f] for lengths in self.lengths) / total if total else 0.0
+            for f in range(len(FIELDS))
+        ]
+        self.df: dict[str, int] = {}
+        for counts in self.counts:
+            seen: set[str] = set()
+            for f, field_counts in enumerate(counts):
+                if self.weights[f] > 0:
+                    seen.update(field_counts)
+            for term in seen:
+                self.df[term] = self.df.get(term, 0) + 1
+
+    def score(self, doc: int, terms: list[str]) -> float:
+        total = 0.0
+        for term in terms:
+            count = self.df.get(term, 0)
+            if count == 0:
+                continue
+            x = 0.0
+            for f in range(len(FIELDS)):
+                weight = self.weights[f]
+                tf = self.counts[doc][f].get(term, 0)
+                if weight > 0 and tf > 0:
+                    norm = 1.0 - self.b + self.b * self.lengths[doc][f] / self.averages[f]
+                    x += weight * tf / norm
+            if x > 0:
+                total += _idf(count, self.total) * x / (self.k1 + x)
+        return total
+
+
+def _count(terms: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for term in terms:
+        counts[term] = counts.get(term, 0) + 1
+    return counts
+
+
+class SearchIndex:
+    """The tools' text, tokenized once; scores and rankings per query.
+
+    ``texts`` holds one tuple per tool in :data:`FIELDS` order (each a ``str``
+    or None). Servers are the distinct ``server`` values; a tool without one
+    has no server evidence.
+    """
+
+    def __init__(self, texts: Iterable[Sequence[str | None]],
+                 ranking: Ranking | None = None) -> None:
+        self.ranking = ranking or Ranking()
+        docs: list[list[list[str]]] = []
+        servers: list[str | None] = []
+        for text in texts:
+            weights = self.ranking.weights
+            fields_of = [tokens(value, f in _CAMEL) if value is not None and weights[f] > 0
+                         else [] for f, value in enumerate(text)]
+            docs.append(fields_of)
+            server_id = text[_SERVER]
+            servers.append(None if server_id is None else text_of(server_id))
+        self.tools = _Documents(docs, self.ranking)
+        self.server_of: list[int | None] = []
+        ids: dict[str, int] = {}
+        merged: list[list[list[str]]] = []
+        for doc, server in zip(docs, servers, strict=True):
+            if server is None:
+                self.server_of.append(None)
+                continue
+            if server not in ids:
+                ids[server] = len(merged)
+                merged.append([[] for _ in FIELDS])
+                merged[-1][_SERVER] = list(doc[_SERVER])
+            at = ids[server]
+            self.server_of.append(at)
+            for f in range(len(FIELDS)):
+                if f != _SERVER:
+                    merged[at][f].extend(doc[f])
+        self.servers = _Documents(merged, self.ranking)
+
+    def __len__(self) -> int:
+        return len(self.server_of)
+
+    def query_terms(self, query: str) -> list[str]:
+        """The query's distinct terms, in order of first appearance."""
+        return list(dict.fromkeys(tokens(query)))
+
+    def has_terms(self, query: str) -> bool:
+        return bool(tokens(query))
+
+    def scores(self, query: str, among: Sequence[int] | None = None) -> list[float]:
+        """The score of each tool of ``among`` (default: all, in order):
+        ``tool / best tool + server_evidence * server / best server``, the
+        bests taken over ``among``; 0 for all when no term of the query is in
+        the index."""
+        places = list(range(len(self))) if among is None else list(among)
+        terms = self.query_terms(query)
+        own = [self.tools.score(i, terms) for i in places]
+        alpha = self.ranking.server_evidence
+        server_scores: dict[int, float] = {}
+        if alpha > 0:
+            for i in places:
+                server = self.server_of[i]
+                if server is not None and server not in server_scores:
+                    server_scores[server] = self.servers.score(server, terms)
+        best = max(own, default=0.0)
+        best_server = max(server_scores.values(), default=0.0)
+        out = []
+        for i, score in zip(places, own, strict=True):
+            value = score / best if best > 0 else 0.0
+            server = self.server_of[i]
+            if alpha > 0 and best_server > 0 and server is not None:
+                value += alpha * (server_scores[server] / best_server)
+            out.append(value)
+        return out
+
+    def rank(self, query: str, limit: int, among: Sequence[int] | None = None,
+             matched_only: bool = False) -> list[int]:
+        """The places (into ``among``, default all tools) of the best ``limit``
+        tools, best first; equal scores in input order. ``matched_only``: only
+        tools scoring above 0 (a term of the query in them or in their server's
+        tools), unless the query has no term."""
+        places = list(range(len(self))) if among is None else list(among)
+        scores = self.scores(query, places)
+        candidates = list(range(len(places)))
+        if matched_only and self.has_terms(query):
+            candidates = [j for j in candidates if scores[j] > 0]
+        order = sorted(candidates, key=lambda j: (-scores[j], j))
+        return order[:limit]
+
+
+class ToolIndex(ToolIndexBase):
+    """Reference ToolIndex: same API and rankings as ``toolfilter_fast.relevance.ToolIndex``."""
+
+    __slots__ = ()
+
+    def _make_engine(self, tools: tuple[Any, ...], ranking: Ranking) -> Engine:
+        return SearchIndex([tool_text(tool) for tool in tools], ranking)

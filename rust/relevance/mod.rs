@@ -1,0 +1,494 @@
+//! A ranked search over tools: which of thousands of tools best fit a turn's
+//! message, built once per catalog and asked once per turn.
+//!
+//! Each tool is five fields ([`FIELDS`]); each field is cut into terms
+//! (`tokens`) and scored with BM25F: a term's weighted, length-normalised
+//! frequencies over the fields are summed before the saturation, so a term
+//! found in the name and the description counts once, more strongly.
+//!
+//! **Server evidence.** A task often needs several tools of one server (a
+//! document server's create, add and convert tools), and a server's tools
+//! together say more about what it is for than any one of them. So each
+//! server is scored too, as one document made of all its tools, and a tool's
+//! score is `own / best own + server_evidence * server / best server`, the
+//! bests taken over the tools being ranked.
+//!
+//! Everything that does not depend on the query (each term's contribution to
+//! each tool) is computed when the index is built, so a query only adds up
+//! the postings of its terms. Floats are added in one fixed order (query terms
+//! in order of first appearance, fields in [`FIELDS`] order), which the
+//! reference follows, so both give the same scores to the last bit; equal
+//! scores rank in input order.
+
+mod tokens;
+
+use rustc_hash::FxHashMap;
+
+pub use tokens::{terms, STEM_MAX, STOPWORDS};
+use tokens::Terms;
+
+/// The fields of a tool, in the order they are scored.
+pub const FIELDS: [&str; 5] = ["name", "title", "description", "server", "params"];
+const SERVER: usize = 3;
+/// The fields whose words are also cut at camelCase: identifiers.
+const CAMEL: [bool; 5] = [true, false, false, true, true];
+
+/// How text is weighed. Every number is finite; `k1 > 0`, `0 <= b <= 1`,
+/// weights and `server_evidence` `>= 0` (the binding checks).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ranking {
+    pub weights: [f64; 5],
+    pub k1: f64,
+    pub b: f64,
+    pub server_evidence: f64,
+}
+
+impl Default for Ranking {
+    fn default() -> Self {
+        Ranking { weights: [1.5, 1.0, 1.0, 1.0, 0.0], k1: 1.2, b: 0.9, server_evidence: 1.0 }
+    }
+}
+
+/// One tool's text: each field generalized UTF-8, or None.
+pub type ToolText<'a> = [Option<&'a [u8]>; 5];
+
+/// Documents as term counts: each document's `(term, counts per field)`
+/// entries, one run after another, and its field lengths.
+#[derive(Default)]
+struct Documents {
+    entries: Vec<(u32, [u32; 5])>,
+    /// Where each document's entries start; one more at the end.
+    starts: Vec<usize>,
+    lengths: Vec<[u32; 5]>,
+}
+
+impl Documents {
+    fn len(&self) -> usize {
+        self.lengths.len()
+    }
+
+    fn entries(&self, doc: usize) -> &[(u32, [u32; 5])] {
+        &self.entries[self.starts[doc]..self.starts[doc + 1]]
+    }
+}
+
+/// Counts terms into a table indexed by term id, remembering which it
+/// touched: one add per token and one reset per term, no hashing.
+#[derive(Default)]
+struct Tally {
+    counts: Vec<[u32; 5]>,
+    touched: Vec<u32>,
+}
+
+impl Tally {
+    fn add(&mut self, term: u32, field: usize, times: u32) {
+        let at = term as usize;
+        if at >= self.counts.len() {
+            self.counts.resize(at + 1, [0; 5]);
+        }
+        if self.counts[at] == [0; 5] {
+            self.touched.push(term);
+        }
+        self.counts[at][field] += times;
+    }
+
+    /// Moves the counts into `docs` as one more document.
+    fn finish(&mut self, docs: &mut Documents, length: [u32; 5]) {
+        if docs.starts.is_empty() {
+            docs.starts.push(0);
+        }
+        for &term in &self.touched {
+            let counts = std::mem::take(&mut self.counts[term as usize]);
+            docs.entries.push((term, counts));
+        }
+        self.touched.clear();
+        docs.starts.push(docs.entries.len());
+        docs.lengths.push(length);
+    }
+}
+
+/// Per term, the documents holding it and what it adds to each, all lists
+/// in one array (`starts[term]..starts[term + 1]`), each in document order.
+#[derive(Default)]
+struct Postings {
+    starts: Vec<usize>,
+    docs: Vec<u32>,
+    contributions: Vec<f64>,
+}
+
+impl Postings {
+    /// BM25F over `docs`.
+    fn build(docs: &Documents, vocabulary: usize, ranking: &Ranking) -> Self {
+        let total = docs.len();
+        let mut averages = [0.0f64; 5];
+        for (f, average) in averages.iter_mut().enumerate() {
+            let sum: u64 = docs.lengths.iter().map(|l| u64::from(l[f])).sum();
+            *average = if total > 0 { sum as f64 / total as f64 } else { 0.0 };
+        }
+        // Every counted field has a weight (fields without one are not read).
+        let mut df = vec![0u32; vocabulary];
+        for &(term, _) in &docs.entries {
+            df[term as usize] += 1;
+        }
+        let idf: Vec<f64> = df.iter().map(|&n| idf(n, total)).collect();
+        let mut starts = Vec::with_capacity(vocabulary + 1);
+        let mut next = 0usize;
+        for &n in &df {
+            starts.push(next);
+            next += n as usize;
+        }
+        starts.push(next);
+        let mut fill = starts[..vocabulary].to_vec();
+        let mut doc_of = vec![0u32; next];
+        let mut contributions = vec![0.0f64; next];
+        // Documents in order, so each list is in document order.
+        for doc in 0..total {
+            let length = &docs.lengths[doc];
+            for &(term, tf) in docs.entries(doc) {
+                let mut x = 0.0f64;
+                for f in 0..5 {
+                    let weight = ranking.weights[f];
+                    if weight > 0.0 && tf[f] > 0 {
+                        let norm = 1.0 - ranking.b + ranking.b * f64::from(length[f]) / averages[f];
+                        x += weight * f64::from(tf[f]) / norm;
+                    }
+                }
+                // x > 0: the term was counted in a field with a weight.
+                let slot = &mut fill[term as usize];
+                doc_of[*slot] = doc as u32;
+                contributions[*slot] = idf[term as usize] * x / (ranking.k1 + x);
+                *slot += 1;
+            }
+        }
+        Postings { starts, docs: doc_of, contributions }
+    }
+
+    /// Adds the postings of `terms`, term by term, into `scores`.
+    fn add(&self, terms: &[u32], scores: &mut [f64]) {
+        for &term in terms {
+            let range = self.starts[term as usize]..self.starts[term as usize + 1];
+            for (&doc, &contribution) in self.docs[range.clone()].iter().zip(&self.contributions[range]) {
+                scores[doc as usize] += contribution;
+            }
+        }
+    }
+}
+
+fn idf(count: u32, total: usize) -> f64 {
+    let (n, total) = (f64::from(count), total as f64);
+    (1.0 + (total - n + 0.5) / (n + 0.5)).ln()
+}
+
+/// The index: terms, tools and servers.
+pub struct SearchIndex {
+    terms: Terms,
+    vocabulary: Vocabulary,
+    tools: Postings,
+    servers: Postings,
+    /// Each tool's server, or `NO_SERVER`.
+    server_of: Vec<u32>,
+    server_count: usize,
+    ranking: Ranking,
+}
+
+const NO_SERVER: u32 = u32::MAX;
+
+/// Pieces (as written) already turned into term ids (None: a dropped
+/// piece), so a word is folded and stemmed once however often it occurs.
+type PieceCache = FxHashMap<Box<[u8]>, Option<u32>>;
+
+/// Term ids by term.
+type Vocabulary = FxHashMap<Box<[u8]>, u32>;
+
+impl SearchIndex {
+    /// Indexes `tools` (at most `u32::MAX - 1` of them).
+    pub fn build(tools: &[ToolText<'_>], ranking: Ranking) -> Self {
+        let terms = Terms::default();
+        let mut vocabulary = Vocabulary::default();
+        let mut cache = PieceCache::default();
+        let mut tally = Tally::default();
+        let mut docs = Documents::default();
+        let mut server_ids: FxHashMap<&[u8], u32> = FxHashMap::default();
+        let mut server_of = Vec::with_capacity(tools.len());
+        for text in tools {
+            let mut length = [0u32; 5];
+            for f in 0..5 {
+                let Some(field) = text[f] else { continue };
+                if ranking.weights[f] <= 0.0 {
+                    continue;
+                }
+                each_id(&terms, &mut vocabulary, &mut cache, field, CAMEL[f], |id| {
+                    tally.add(id, f, 1);
+                    length[f] += 1;
+                });
+            }
+            tally.finish(&mut docs, length);
+            server_of.push(match text[SERVER] {
+                None => NO_SERVER,
+                Some(id) => {
+                    let next = server_ids.len() as u32;
+                    *server_ids.entry(id).or_insert(next)
+                }
+            });
+        }
+        let servers = merge_servers(&docs, &server_of, server_ids.len(), &mut tally);
+        SearchIndex {
+            tools: Postings::build(&docs, vocabulary.len(), &ranking),
+            servers: Postings::build(&servers, vocabulary.len(), &ranking),
+            terms,
+            vocabulary,
+            server_of,
+            server_count: server_ids.len(),
+            ranking,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.server_of.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.server_of.is_empty()
+    }
+
+    pub fn ranking(&self) -> &Ranking {
+        &self.ranking
+    }
+
+    /// The query's distinct terms that the index holds, in order of first
+    /// appearance; and whether the query had any term at all.
+    fn query_ids(&self, query: &[u8]) -> (Vec<u32>, bool) {
+        let mut ids = Vec::new();
+        let mut any = false;
+        self.terms.each_term(query, false, |term| {
+            any = true;
+            if let Some(&id) = self.vocabulary.get(term) {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        });
+        (ids, any)
+    }
+
+    /// Whether `query` has a term at all (stop words and punctuation alone
+    /// have none).
+    pub fn has_terms(&self, query: &[u8]) -> bool {
+        self.query_ids(query).1
+    }
+
+    /// The score of each tool of `among` (indices into the index, each below
+    /// [`len`](Self::len)), in that order; all tools when None.
+    pub fn scores(&self, query: &[u8], among: Option<&[usize]>) -> Vec<f64> {
+        let all: Vec<usize>;
+        let places = match among {
+            Some(places) => places,
+            None => {
+                all = (0..self.len()).collect();
+                &all
+            }
+        };
+        let (ids, _) = self.query_ids(query);
+        let mut own = vec![0.0f64; self.len()];
+        self.tools.add(&ids, &mut own);
+        let alpha = self.ranking.server_evidence;
+        let mut server = Vec::new();
+        if alpha > 0.0 {
+            server = vec![0.0f64; self.server_count];
+            self.servers.add(&ids, &mut server);
+        }
+        let best = places.iter().map(|&i| own[i]).fold(0.0f64, f64::max);
+        let best_server = if alpha > 0.0 {
+            places
+                .iter()
+                .filter(|&&i| self.server_of[i] != NO_SERVER)
+                .map(|&i| server[self.server_of[i] as usize])
+                .fold(0.0f64, f64::max)
+        } else {
+            0.0
+        };
+        places
+            .iter()
+            .map(|&i| {
+                let mut value = if best > 0.0 { own[i] / best } else { 0.0 };
+                let s = self.server_of[i];
+                if alpha > 0.0 && best_server > 0.0 && s != NO_SERVER {
+                    value += alpha * (server[s as usize] / best_server);
+                }
+                value
+            })
+            .collect()
+    }
+
+    /// The places (into `among`, or tool indices when None) of the best
+    /// `limit` tools, best first, equal scores in input order. With
+    /// `matched_only`, a tool scoring 0 (no query term in it nor in its
+    /// server's tools) is left out, unless the query has no term at all.
+    pub fn rank(&self, query: &[u8], limit: usize, among: Option<&[usize]>, matched_only: bool) -> Vec<usize> {
+        let scores = self.scores(query, among);
+        let mut order: Vec<usize> = (0..scores.len()).collect();
+        if matched_only && self.has_terms(query) {
+            order.retain(|&j| scores[j] > 0.0);
+        }
+        let better = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b));
+        if limit < order.len() {
+            order.select_nth_unstable_by(limit, better);
+            order.truncate(limit);
+        }
+        order.sort_unstable_by(better);
+        order
+    }
+}
+
+/// Each server as one document: its tools' fields added up, but for the
+/// server field, its id's terms once (from its first tool).
+fn merge_servers(docs: &Documents, server_of: &[u32], count: usize, tally: &mut Tally) -> Documents {
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); count];
+    for (doc, &server) in server_of.iter().enumerate() {
+        if server != NO_SERVER {
+            members[server as usize].push(doc);
+        }
+    }
+    let mut servers = Documents::default();
+    for tools in &members {
+        let mut length = [0u32; 5];
+        for (k, &doc) in tools.iter().enumerate() {
+            for &(term, tf) in docs.entries(doc) {
+                for f in (0..5).filter(|&f| tf[f] > 0 && (f != SERVER || k == 0)) {
+                    tally.add(term, f, tf[f]);
+                }
+            }
+            for f in (0..5).filter(|&f| f != SERVER || k == 0) {
+                length[f] += docs.lengths[doc][f];
+            }
+        }
+        tally.finish(&mut servers, length);
+    }
+    servers
+}
+
+/// Calls `each` with the id of each term of `text`, adding new terms to the
+/// vocabulary.
+fn each_id(
+    terms: &Terms,
+    vocabulary: &mut Vocabulary,
+    cache: &mut PieceCache,
+    text: &[u8],
+    camel: bool,
+    mut each: impl FnMut(u32),
+) {
+    let mut folded = Vec::new();
+    let intern = |term: &[u8], vocabulary: &mut Vocabulary| -> u32 {
+        if let Some(&id) = vocabulary.get(term) {
+            return id;
+        }
+        let id = vocabulary.len() as u32;
+        vocabulary.insert(term.into(), id);
+        id
+    };
+    tokens::pieces(text, camel, |piece| {
+        // Keyed by the piece as written: a word seen before is neither
+        // folded nor stemmed again. A pair and a word never have the same
+        // bytes (a word holds no character of a paired script).
+        let (tokens::Piece::Word(raw) | tokens::Piece::Pair(raw)) = piece;
+        let id = match cache.get(raw) {
+            Some(&id) => id,
+            None => {
+                crate::fold::Fold::Lower.apply_into(raw, &mut folded);
+                let id = match piece {
+                    tokens::Piece::Word(_) => terms.word(&folded).map(|term| intern(&term, vocabulary)),
+                    tokens::Piece::Pair(_) => Some(intern(&folded, vocabulary)),
+                };
+                cache.insert(raw.into(), id);
+                id
+            }
+        };
+        if let Some(id) = id {
+            each(id);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool<'a>(server: &'a str, name: &'a str, description: &'a str) -> ToolText<'a> {
+        [Some(name.as_bytes()), None, Some(description.as_bytes()), Some(server.as_bytes()), None]
+    }
+
+    fn catalog() -> Vec<ToolText<'static>> {
+        vec![
+            tool("weather", "get_weather_by_city", "Current weather for a city"),
+            tool("files", "write_file", "Create a new file or overwrite one"),
+            tool("files", "read_file", "Read the contents of a file"),
+            tool("maps", "geocode_address", "Convert an address to coordinates"),
+            tool("maps", "reverse_geocode", "Convert coordinates to an address"),
+            tool("maps", "find_nearby_places", "Places near a point: restaurants, parks"),
+        ]
+    }
+
+    #[test]
+    fn the_matching_tool_ranks_first() {
+        let index = SearchIndex::build(&catalog(), Ranking::default());
+        assert_eq!(index.rank(b"what is the weather in Paris", 2, None, false)[0], 0);
+        assert_eq!(index.rank(b"read my file", 1, None, false), vec![2]);
+    }
+
+    #[test]
+    fn server_evidence_lifts_the_servers_other_tools() {
+        let plain = SearchIndex::build(&catalog(), Ranking { server_evidence: 0.0, ..Ranking::default() });
+        let lifted = SearchIndex::build(&catalog(), Ranking::default());
+        let query = b"restaurants near the address";
+        let p = plain.scores(query, None);
+        let l = lifted.scores(query, None);
+        // reverse_geocode matches "address" and gains from its server's "restaurants".
+        assert!(l[4] - p[4] > 0.0);
+        assert_eq!(p[0], 0.0);
+        assert_eq!(l[0], 0.0);
+    }
+
+    #[test]
+    fn among_ranks_a_subset_and_ties_keep_input_order() {
+        let index = SearchIndex::build(&catalog(), Ranking::default());
+        assert_eq!(index.rank(b"zzz unknown", 3, Some(&[5, 1, 0]), false), vec![0, 1, 2]);
+        assert_eq!(index.rank(b"zzz unknown", 3, Some(&[5, 1, 0]), true), Vec::<usize>::new());
+        assert_eq!(index.rank(b"the", 2, None, true), vec![0, 1]);
+        let mut files = index.rank(b"file", 5, Some(&[0, 1, 2]), true);
+        files.sort_unstable();
+        assert_eq!(files, vec![1, 2]);
+    }
+
+    #[test]
+    fn scores_are_finite_and_bounded() {
+        let index = SearchIndex::build(&catalog(), Ranking::default());
+        for score in index.scores(b"convert coordinates file weather city", None) {
+            assert!(score.is_finite() && (0.0..=2.0).contains(&score));
+        }
+    }
+
+    #[test]
+    fn empty_catalog_and_empty_query() {
+        let index = SearchIndex::build(&[], Ranking::default());
+        assert!(index.is_empty());
+        assert!(index.rank(b"anything", 10, None, false).is_empty());
+        let index = SearchIndex::build(&catalog(), Ranking::default());
+        assert!(!index.has_terms(b"   ,.;"));
+        assert_eq!(index.rank(b"", 2, None, true), vec![0, 1]);
+    }
+
+    #[test]
+    fn hostile_text_is_indexed_in_one_pass() {
+        let megabyte = "a".repeat(1 << 20);
+        let nul = "\0".repeat(1 << 16);
+        let words = "ab ".repeat(1 << 18);
+        let tools = vec![
+            tool("s", &megabyte, &words),
+            tool("s", "x", &nul),
+            [Some(b"\xED\xA0\x80name".as_slice()), None, Some(b"\xFF\xFE text".as_slice()), None, None],
+        ];
+        let index = SearchIndex::build(&tools, Ranking::default());
+        assert_eq!(index.rank(b"ab", 1, None, true), vec![0]);
+        assert_eq!(index.rank(b"text name", 1, None, true), vec![2]);
+    }
+}
