@@ -21,8 +21,8 @@ B, which checks them. Methods:
 * ``plain BM25``: Okapi BM25 (k1 = 1.5, b = 0.75) over name and description
   as one text, lower-cased runs of letters and digits, stop words left out
   of the query;
-* ``ToolIndex``: the package's ranking with its defaults, and with server
-  evidence off.
+* ``ToolIndex``: the package's ranking with its defaults, with server
+  evidence off, and with the synonyms off.
 
 Without a dataset (none at the given path, or at ``../shared/data/livemcpbench/``
 beside the repository by default) the table is skipped, and said so.
@@ -148,10 +148,12 @@ def methods(tools: Sequence[dict[str, Any]]) -> dict[str, Method]:
     plain = PlainBM25(tools)
     ours = ToolIndex(tools)
     no_servers = ToolIndex(tools, Ranking(server_evidence=0.0))
+    no_synonyms = ToolIndex(tools, Ranking(synonyms=0.0))
     return {
         "substring": lambda q: substring_union(tools, q),
         "plain BM25": lambda q: plain.rank(q, max(KS)),
         "ToolIndex, server evidence off": lambda q: no_servers.rank(q, max(KS), matched_only=True),
+        "ToolIndex, synonyms off": lambda q: no_synonyms.rank(q, max(KS), matched_only=True),
         "ToolIndex (defaults)": lambda q: ours.rank(q, max(KS), matched_only=True),
     }
 

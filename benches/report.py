@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                         default=HERE.parent / "docs" / "images",
                         help="where --write puts the PNG figures (default: docs/images)")
     parser.add_argument("--filter-only", action="store_true",
-                        help="skip the tool-group, focus-lens, policy, relevance and Dask tables")
+                        help="skip the tool-group, focus-lens, policy, relevance, Dask and gateway tables")
     parser.add_argument("--no-layouts", action="store_true",
                         help="skip the 5,000-server catalogs of every layout")
     args = parser.parse_args(argv)
@@ -208,6 +208,13 @@ def main(argv: list[str] | None = None) -> int:
         report.part(
             "Dask recipe (`python benches/bench_dask.py`: a local cluster of process workers)",
             lambda: f"```\n{run_script('bench_dask.py').strip()}\n```",
+        )
+        report.part(
+            "The gateway (`python benches/bench_gateway.py --tools 10000 --list-rounds 5 "
+            "--call-rounds 200`: against an unfiltered FastMCP proxy of the same two stdio "
+            "upstreams, interleaved rounds)",
+            lambda: run_script("bench_gateway.py", "--tools", "10000", "--list-rounds", "5",
+                               "--call-rounds", "200").strip(),
         )
 
     def draw() -> None:

@@ -160,13 +160,14 @@ def test_a_scorer_replaces_or_mixes(policy_cls):
 def test_config_section(tmp_path, policy_cls):
     (tmp_path / "scorers.py").write_text("def flat(query, tools):\n    return [1.0] * len(tools)\n")
     path = tmp_path / "policy.toml"
-    path.write_text('[relevance]\ntop_k = 3\nk1 = 1.2\nserver_evidence = 0.5\n'
+    path.write_text('[relevance]\ntop_k = 3\nk1 = 1.2\nserver_evidence = 0.5\nsynonyms = 0.3\n'
                     'scorer = "scorers:flat"\nscorer_weight = 0.25\n'
                     '[relevance.weights]\nname = 3\nparams = 0.5\n')
     policy = policy_cls.from_file(path)
     relevance = policy.relevance
     assert relevance.top_k == 3 and relevance.scorer_weight == 0.25
-    assert relevance.ranking == Ranking(name=3, params=0.5, k1=1.2, server_evidence=0.5)
+    assert relevance.ranking == Ranking(name=3, params=0.5, k1=1.2, server_evidence=0.5,
+                                         synonyms=0.3)
     assert relevance.scorer.__name__ == "flat"
     assert len(policy.select(CATALOG, message="weather")) == 3
 

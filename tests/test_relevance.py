@@ -65,6 +65,33 @@ def test_both_keep_the_same_stop_words():
     assert sorted(_core.search_stopwords()) == sorted(reference_relevance.STOPWORDS)
 
 
+def test_both_keep_the_same_synonyms():
+    assert _core.search_synonyms() == list(reference_relevance.SYNONYMS)
+    for line in reference_relevance.SYNONYMS:
+        for word_ in line.split():
+            assert len(reference_relevance.tokens(word_)) == 1, word_
+
+
+def test_synonyms_reach_tools_at_a_lower_weight(index_cls):
+    on, off = index_cls(CATALOG), index_cls(CATALOG, Ranking(synonyms=0.0))
+    # "store" and "tomorrow" are in no tool; "write" and "time" are.
+    assert names(off.search("store my notes", 3)) == []
+    assert names(on.search("store my notes", 1)) == ["write_file"]
+    assert "write_file" in names(on.search("save it", 3))
+    # A tool's own word counts more than a synonym of it.
+    pair = index_cls([Tool("a", "write_note", "Write a note"),
+                      Tool("b", "store_note", "Store a note")], Ranking(server_evidence=0))
+    assert names(pair.search("write", 2)) == ["write_note", "store_note"]
+    assert names(pair.search("store", 2)) == ["store_note", "write_note"]
+    assert 0 < pair.scores("store")[0] < pair.scores("store")[1]
+    assert names(on.search("fetch the forecast", 1)) == ["get_weather_by_city"]
+    assert Ranking().synonyms == 0.7
+    with pytest.raises(ValueError, match="synonyms"):
+        Ranking(synonyms=1.5)
+    assert Ranking.from_mapping({"synonyms": 0.3}) == Ranking(synonyms=0.3)
+    assert "store" in reference_relevance.synonyms_of("save")
+
+
 def test_the_matching_tools_rank_first(index_cls):
     index = index_cls(CATALOG)
     assert names(index.search("What's the weather in Paris?", 1)) == ["get_weather_by_city"]
@@ -165,25 +192,25 @@ def test_bad_arguments(index_cls):
 
 def test_the_core_refuses_bad_input_without_crashing():
     with pytest.raises(TypeError, match="texts must be a list or tuple"):
-        _core.SearchIndex({"a"}, (1, 1, 1, 1, 1), 1.0, 0.5, 1.0)
+        _core.SearchIndex({"a"}, (1, 1, 1, 1, 1), 1.0, 0.5, 1.0, 0.6)
     with pytest.raises(TypeError, match=r"texts\[0\] must be a tuple"):
-        _core.SearchIndex(["name"], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0)
+        _core.SearchIndex(["name"], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0, 0.6)
     with pytest.raises(ValueError, match=r"texts\[0\] must hold 5 fields"):
-        _core.SearchIndex([("a", None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0)
+        _core.SearchIndex([("a", None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0, 0.6)
     with pytest.raises(TypeError, match=r"texts\[0\]\[2\] \(description\) must be str"):
-        _core.SearchIndex([("a", None, 3, None, None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0)
+        _core.SearchIndex([("a", None, 3, None, None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0, 0.6)
     # A field without a weight is not indexed, but still checked.
     with pytest.raises(TypeError, match=r"texts\[1\]\[4\] \(params\) must be str, not bytes"):
         _core.SearchIndex([("a",) + (None,) * 4, ("a", None, None, None, b"x")],
-                          (1, 1, 1, 1, 0), 1.0, 0.5, 1.0)
+                          (1, 1, 1, 1, 0), 1.0, 0.5, 1.0, 0.6)
     # text_of's answer is checked like a tuple given directly; its error passes through.
     with pytest.raises(TypeError, match=r"texts\[0\] must be a tuple"):
-        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 0.5, 1.0, lambda tool: "name")
+        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 0.5, 1.0, 0.6, lambda tool: "name")
     with pytest.raises(ZeroDivisionError):
-        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 0.5, 1.0, lambda tool: 1 / 0)
+        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 0.5, 1.0, 0.6, lambda tool: 1 / 0)
     with pytest.raises(ValueError, match="k1 must be a finite number"):
-        _core.SearchIndex([], (1, 1, 1, 1, 1), float("inf"), 0.5, 1.0)
-    index = _core.SearchIndex([("a b", None, None, None, None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0)
+        _core.SearchIndex([], (1, 1, 1, 1, 1), float("inf"), 0.5, 1.0, 0.6)
+    index = _core.SearchIndex([("a b", None, None, None, None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0, 0.6)
     with pytest.raises(ValueError, match=r"among\[1\] = 5 is not a tool index"):
         index.scores("a", [0, 5])
     with pytest.raises(ValueError, match=r"among\[0\] = -1"):
@@ -243,7 +270,8 @@ def test_scorer_errors_name_the_scorer():
 
 WORDS = ["get", "file", "files", "read", "write", "writing", "Weather", "city", "map", "maps",
          "convert", "getWeather", "HTTPServer", "数据", "获取", "天气", "삼성", "über", "ÉTÉ",
-         "Σίσυφος", "the", "and", "a", "x1", "v2"]
+         "Σίσυφος", "the", "and", "a", "x1", "v2", "save", "store", "saving", "fetch",
+         "download", "today", "date", "image", "photos", "delete", "remove", "list"]
 HOSTILE = ["\x00", "\ud800", "\udfff", "\U0001F600", "\u212a", "İ", "ß", "-", "_", ".", "/",
            " ", "\n", "，", "字", "ǅ", "\u0301", "Ⅻ", "٣"]
 
@@ -262,6 +290,7 @@ ranking_st = st.builds(
     description=st.sampled_from([0.0, 1.0, 0.3]), server=st.sampled_from([0.0, 1.0]),
     params=st.sampled_from([0.0, 0.5]), k1=st.sampled_from([0.8, 1.2, 2.0]),
     b=st.sampled_from([0.0, 0.75, 1.0]), server_evidence=st.sampled_from([0.0, 0.5, 1.0]),
+    synonyms=st.sampled_from([0.0, 0.3, 0.6, 1.0]),
 )
 
 
@@ -269,7 +298,7 @@ ranking_st = st.builds(
 @given(tools_st, st.one_of(text, glued), ranking_st, st.integers(0, 12))
 def test_core_scores_equal_the_reference(texts, query, ranking, limit):
     fast = _core.SearchIndex(texts, ranking.weights, ranking.k1, ranking.b,
-                             ranking.server_evidence)
+                             ranking.server_evidence, ranking.synonyms)
     ref = reference_relevance.SearchIndex(texts, ranking)
     assert fast.scores(query) == ref.scores(query)
     among = list(range(len(texts)))[::2]
@@ -318,7 +347,8 @@ def test_the_core_reads_dicts_as_tool_text_does(tools, query):
     """The binding reads exact dicts itself: the same fields as tool_text
     (with the parameters weighed, and without: then the schema is not read)."""
     for ranking in (Ranking(params=1.0), Ranking(title=0.0)):
-        args = (ranking.weights, ranking.k1, ranking.b, ranking.server_evidence)
+        args = (ranking.weights, ranking.k1, ranking.b, ranking.server_evidence,
+                ranking.synonyms)
         direct = _core.SearchIndex(tools, *args, tool_text)
         via_python = _core.SearchIndex([tool_text(tool) for tool in tools], *args)
         assert direct.scores(query) == via_python.scores(query)

@@ -160,7 +160,7 @@ class SearchIndex:
 
     def __init__(
         self, texts: Sequence[Any], weights: tuple[float, float, float, float, float],
-        k1: float, b: float, server_evidence: float,
+        k1: float, b: float, server_evidence: float, synonyms: float,
         text_of: Callable[[Any], tuple[str | None, ...]] | None = None,
     ) -> None: ...
     def __len__(self) -> int: ...
@@ -178,3 +178,6 @@ def search_terms(text: str, camel: bool = False) -> list[str]:
 
 def search_stopwords() -> list[str]:
     """The English stop words the tokenizer drops."""
+
+def search_synonyms() -> list[str]:
+    """The lexicon's groups of synonyms, one string of words each."""

@@ -180,7 +180,9 @@ impl PySearchIndex {
     /// exact dict is read here, anything else through `text_of(tool)`,
     /// which returns such a tuple.
     #[new]
-    #[pyo3(signature = (texts, weights, k1, b, server_evidence, text_of=None))]
+    // The Ranking's numbers one by one, as Python passes them.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (texts, weights, k1, b, server_evidence, synonyms, text_of=None))]
     fn new<'py>(
         py: Python<'py>,
         texts: &Bound<'py, PyAny>,
@@ -188,6 +190,7 @@ impl PySearchIndex {
         k1: f64,
         b: f64,
         server_evidence: f64,
+        synonyms: f64,
         text_of: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Self> {
         let (w0, w1, w2, w3, w4) = weights;
@@ -200,6 +203,7 @@ impl PySearchIndex {
             k1: check_number(k1, "k1", 0.0, f64::MAX, true)?,
             b: check_number(b, "b", 0.0, 1.0, false)?,
             server_evidence: check_number(server_evidence, "server_evidence", 0.0, f64::MAX, false)?,
+            synonyms: check_number(synonyms, "synonyms", 0.0, 1.0, false)?,
         };
         // The core reads no field without a weight, but the server id, which
         // groups the tools into servers.
@@ -289,9 +293,16 @@ fn search_stopwords() -> Vec<&'static str> {
     relevance::STOPWORDS.to_vec()
 }
 
+/// The lexicon's groups of synonyms, one string of words each.
+#[pyfunction]
+fn search_synonyms() -> Vec<&'static str> {
+    relevance::SYNONYMS.to_vec()
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySearchIndex>()?;
     m.add_function(wrap_pyfunction!(search_terms, m)?)?;
     m.add_function(wrap_pyfunction!(search_stopwords, m)?)?;
+    m.add_function(wrap_pyfunction!(search_synonyms, m)?)?;
     Ok(())
 }

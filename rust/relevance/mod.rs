@@ -13,6 +13,12 @@
 //! score is `own / best own + server_evidence * server / best server`, the
 //! bests taken over the tools being ranked.
 //!
+//! **Synonyms.** A query term also reaches the tools that hold one of its
+//! synonyms (`synonyms`, a small built-in English lexicon), at a fraction of
+//! the weight: for each term of the query, a document counts the best of the
+//! term's own contribution and `synonyms` times each synonym's. A synonym
+//! that is itself a term of the query is not counted again.
+//!
 //! Everything that does not depend on the query (each term's contribution to
 //! each tool) is computed when the index is built, so a query only adds up
 //! the postings of its terms. Floats are added in one fixed order (query terms
@@ -20,10 +26,13 @@
 //! reference follows, so both give the same scores to the last bit; equal
 //! scores rank in input order.
 
+mod synonyms;
 mod tokens;
 
 use rustc_hash::FxHashMap;
 
+pub use synonyms::SYNONYMS;
+use synonyms::Lexicon;
 pub use tokens::{terms, STEM_MAX, STOPWORDS};
 use tokens::Terms;
 
@@ -34,18 +43,22 @@ const SERVER: usize = 3;
 const CAMEL: [bool; 5] = [true, false, false, true, true];
 
 /// How text is weighed. Every number is finite; `k1 > 0`, `0 <= b <= 1`,
-/// weights and `server_evidence` `>= 0` (the binding checks).
+/// weights and `server_evidence` `>= 0`, `0 <= synonyms <= 1` (the binding
+/// checks).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ranking {
     pub weights: [f64; 5],
     pub k1: f64,
     pub b: f64,
     pub server_evidence: f64,
+    /// The weight of a synonym of a query term, relative to the term; 0
+    /// turns the lexicon off.
+    pub synonyms: f64,
 }
 
 impl Default for Ranking {
     fn default() -> Self {
-        Ranking { weights: [1.5, 1.0, 1.0, 1.0, 0.0], k1: 1.2, b: 0.9, server_evidence: 1.0 }
+        Ranking { weights: [1.5, 1.0, 1.0, 1.0, 0.0], k1: 1.2, b: 0.9, server_evidence: 1.0, synonyms: 0.7 }
     }
 }
 
@@ -163,12 +176,47 @@ impl Postings {
         Postings { starts, docs: doc_of, contributions }
     }
 
-    /// Adds the postings of `terms`, term by term, into `scores`.
-    fn add(&self, terms: &[u32], scores: &mut [f64]) {
-        for &term in terms {
-            let range = self.starts[term as usize]..self.starts[term as usize + 1];
-            for (&doc, &contribution) in self.docs[range.clone()].iter().zip(&self.contributions[range]) {
-                scores[doc as usize] += contribution;
+    fn postings(&self, term: u32) -> impl Iterator<Item = (usize, f64)> + '_ {
+        let range = self.starts[term as usize]..self.starts[term as usize + 1];
+        self.docs[range.clone()].iter().zip(&self.contributions[range]).map(|(&doc, &c)| (doc as usize, c))
+    }
+
+    /// Adds the query's groups, one after another, into `scores`: a group
+    /// without synonyms adds its term's postings; one with synonyms adds,
+    /// per document, the best of the term's contribution and `weight` times
+    /// each synonym's (`best` is scratch space as long as `scores`, all 0).
+    fn add(&self, groups: &[Group], weight: f64, scores: &mut [f64], best: &mut [f64]) {
+        let mut touched: Vec<usize> = Vec::new();
+        for group in groups {
+            if group.synonyms.is_empty() {
+                if let Some(term) = group.term {
+                    for (doc, contribution) in self.postings(term) {
+                        scores[doc] += contribution;
+                    }
+                }
+                continue;
+            }
+            // Every contribution is > 0, so 0 marks a document not reached yet.
+            if let Some(term) = group.term {
+                for (doc, contribution) in self.postings(term) {
+                    best[doc] = contribution;
+                    touched.push(doc);
+                }
+            }
+            for &synonym in &group.synonyms {
+                for (doc, contribution) in self.postings(synonym) {
+                    let value = weight * contribution;
+                    if best[doc] == 0.0 {
+                        touched.push(doc);
+                    }
+                    best[doc] = best[doc].max(value);
+                }
+            }
+            for doc in touched.drain(..) {
+                if best[doc] != 0.0 {
+                    scores[doc] += best[doc];
+                    best[doc] = 0.0;
+                }
             }
         }
     }
@@ -179,9 +227,17 @@ fn idf(count: u32, total: usize) -> f64 {
     (1.0 + (total - n + 0.5) / (n + 0.5)).ln()
 }
 
+/// One distinct term of a query: its id (None when no tool holds it) and
+/// the ids of its synonyms that some tool holds and the query does not.
+struct Group {
+    term: Option<u32>,
+    synonyms: Vec<u32>,
+}
+
 /// The index: terms, tools and servers.
 pub struct SearchIndex {
     terms: Terms,
+    lexicon: Lexicon,
     vocabulary: Vocabulary,
     tools: Postings,
     servers: Postings,
@@ -235,6 +291,7 @@ impl SearchIndex {
         SearchIndex {
             tools: Postings::build(&docs, vocabulary.len(), &ranking),
             servers: Postings::build(&servers, vocabulary.len(), &ranking),
+            lexicon: Lexicon::new(&terms),
             terms,
             vocabulary,
             server_of,
@@ -255,26 +312,42 @@ impl SearchIndex {
         &self.ranking
     }
 
-    /// The query's distinct terms that the index holds, in order of first
-    /// appearance; and whether the query had any term at all.
-    fn query_ids(&self, query: &[u8]) -> (Vec<u32>, bool) {
-        let mut ids = Vec::new();
-        let mut any = false;
+    /// The query's distinct terms, in order of first appearance, each with
+    /// its synonyms (with `synonyms` > 0), leaving out those that reach no
+    /// tool.
+    fn query_groups(&self, query: &[u8]) -> Vec<Group> {
+        let mut words: Vec<Vec<u8>> = Vec::new();
         self.terms.each_term(query, false, |term| {
-            any = true;
-            if let Some(&id) = self.vocabulary.get(term) {
-                if !ids.contains(&id) {
-                    ids.push(id);
-                }
+            if !words.iter().any(|w| w == term) {
+                words.push(term.to_vec());
             }
         });
-        (ids, any)
+        let use_synonyms = self.ranking.synonyms > 0.0;
+        words
+            .iter()
+            .filter_map(|word| {
+                let term = self.vocabulary.get(word.as_slice()).copied();
+                let synonyms: Vec<u32> = if use_synonyms {
+                    self.lexicon
+                        .of(word)
+                        .iter()
+                        .filter(|s| !words.iter().any(|w| w.as_slice() == &***s))
+                        .filter_map(|s| self.vocabulary.get(s).copied())
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                (term.is_some() || !synonyms.is_empty()).then_some(Group { term, synonyms })
+            })
+            .collect()
     }
 
     /// Whether `query` has a term at all (stop words and punctuation alone
     /// have none).
     pub fn has_terms(&self, query: &[u8]) -> bool {
-        self.query_ids(query).1
+        let mut any = false;
+        self.terms.each_term(query, false, |_| any = true);
+        any
     }
 
     /// The score of each tool of `among` (indices into the index, each below
@@ -288,14 +361,16 @@ impl SearchIndex {
                 &all
             }
         };
-        let (ids, _) = self.query_ids(query);
+        let groups = self.query_groups(query);
+        let weight = self.ranking.synonyms;
         let mut own = vec![0.0f64; self.len()];
-        self.tools.add(&ids, &mut own);
+        let mut best = vec![0.0f64; self.len().max(self.server_count)];
+        self.tools.add(&groups, weight, &mut own, &mut best);
         let alpha = self.ranking.server_evidence;
         let mut server = Vec::new();
         if alpha > 0.0 {
             server = vec![0.0f64; self.server_count];
-            self.servers.add(&ids, &mut server);
+            self.servers.add(&groups, weight, &mut server, &mut best);
         }
         let best = places.iter().map(|&i| own[i]).fold(0.0f64, f64::max);
         let best_server = if alpha > 0.0 {
@@ -446,6 +521,19 @@ mod tests {
         assert!(l[4] - p[4] > 0.0);
         assert_eq!(p[0], 0.0);
         assert_eq!(l[0], 0.0);
+    }
+
+    #[test]
+    fn synonyms_reach_tools_at_a_lower_weight() {
+        let off = SearchIndex::build(&catalog(), Ranking { synonyms: 0.0, ..Ranking::default() });
+        let on = SearchIndex::build(&catalog(), Ranking::default());
+        // "store" is no tool's word; its synonym "write" is write_file's.
+        assert_eq!(off.rank(b"store notes", 6, None, true), Vec::<usize>::new());
+        assert_eq!(on.rank(b"store notes", 1, None, true), vec![1]);
+        // The word itself counts more than its synonym.
+        let both = on.scores(b"write", None);
+        let synonym = on.scores(b"save", None);
+        assert!(synonym[1] > 0.0 && synonym[1] <= both[1]);
     }
 
     #[test]

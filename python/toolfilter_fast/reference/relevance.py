@@ -24,6 +24,12 @@ Tokens, as the core makes them:
 * each piece is lower-cased per character (``fold_lower``); a piece of one
   ASCII character and the English stop words are dropped; pieces of ASCII
   letters only, 3 to 40 of them, are stemmed.
+
+Synonyms: each line of :data:`SYNONYMS` is a group of English words that
+stand for one another; a query term's synonyms are the other terms of its
+groups that are not terms of the query. Per query term, a document counts
+the larger of the term's own contribution and ``synonyms`` times each
+synonym's.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from ..relevance.base import Engine, ToolIndexBase
 from ..relevance.options import FIELDS, Ranking, tool_text
 from .text import fold_lower, text_of
 
-__all__ = ["STOPWORDS", "SearchIndex", "ToolIndex", "tokens"]
+__all__ = ["STOPWORDS", "SYNONYMS", "SearchIndex", "ToolIndex", "synonyms_of", "tokens"]
 
 #: English function words and the fillers of a request ("please help me ...").
 STOPWORDS = frozenset("""
@@ -52,6 +58,43 @@ through thus to too under until up upon us very via was we were what whatever wh
 where whether which while who whom whose why will with within without would yes yet
 you your yours yourself yourselves help want wants need needs
 """.split())
+
+#: Groups of English words that name the same action or thing, one group a line.
+SYNONYMS = tuple(line.strip() for line in """
+save store write export persist record
+find search lookup query seek locate discover
+get fetch retrieve read obtain download load access
+remove delete erase clear
+show list display view browse
+create make generate new add build
+edit modify update change alter
+date time today tomorrow yesterday weekday calendar day week month year
+picture image photo photograph pic
+web webpage page url site website browser link online internet
+convert transform conversion
+summary summarize summarise abstract overview
+email mail
+message chat
+weather forecast
+news headline
+map location place address geographic
+movie film cinema
+music song audio
+video clip
+document doc file
+folder directory
+translate translation
+calculate compute calculation
+chart graph plot diagram
+buy purchase shop shopping
+run execute
+open launch
+trip travel
+flight airline
+hotel accommodation lodging
+popular trending hot
+paper article publication
+""".strip().splitlines())
 
 _NAME, _TITLE, _DESCRIPTION, _SERVER, _PARAMS = range(len(FIELDS))
 #: The fields whose words are also split at camelCase.
@@ -193,6 +236,21 @@ def tokens(text: str, camel: bool = False) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _lexicon() -> dict[str, frozenset[str]]:
+    of: dict[str, set[str]] = {}
+    for line in SYNONYMS:
+        group = set(tokens(line))
+        for term in group:
+            of.setdefault(term, set()).update(group - {term})
+    return {term: frozenset(others) for term, others in of.items()}
+
+
+def synonyms_of(term: str) -> frozenset[str]:
+    """The terms of the lexicon that stand for ``term`` (a term, as :func:`tokens` gives)."""
+    return _lexicon().get(term, frozenset())
+
+
 def _idf(count: int, total: int) -> float:
     return math.log(1.0 + (total - count + 0.5) / (count + 0.5))
 
@@ -221,21 +279,29 @@ class _Documents:
             for term in seen:
                 self.df[term] = self.df.get(term, 0) + 1
 
-    def score(self, doc: int, terms: list[str]) -> float:
+    def contribution(self, doc: int, term: str) -> float:
+        """BM25F of one term in one document (0 when it is not there)."""
+        count = self.df.get(term, 0)
+        if count == 0:
+            return 0.0
+        x = 0.0
+        for f in range(len(FIELDS)):
+            weight = self.weights[f]
+            tf = self.counts[doc][f].get(term, 0)
+            if weight > 0 and tf > 0:
+                norm = 1.0 - self.b + self.b * self.lengths[doc][f] / self.averages[f]
+                x += weight * tf / norm
+        return _idf(count, self.total) * x / (self.k1 + x) if x > 0 else 0.0
+
+    def score(self, doc: int, groups: list[tuple[str, list[str]]], weight: float) -> float:
+        """Per ``(term, synonyms)`` in order, the best of the term's
+        contribution and ``weight`` times each synonym's, added up."""
         total = 0.0
-        for term in terms:
-            count = self.df.get(term, 0)
-            if count == 0:
-                continue
-            x = 0.0
-            for f in range(len(FIELDS)):
-                weight = self.weights[f]
-                tf = self.counts[doc][f].get(term, 0)
-                if weight > 0 and tf > 0:
-                    norm = 1.0 - self.b + self.b * self.lengths[doc][f] / self.averages[f]
-                    x += weight * tf / norm
-            if x > 0:
-                total += _idf(count, self.total) * x / (self.k1 + x)
+        for term, synonyms in groups:
+            value = self.contribution(doc, term)
+            for synonym in synonyms:
+                value = max(value, weight * self.contribution(doc, synonym))
+            total += value
         return total
 
 
@@ -302,14 +368,17 @@ class SearchIndex:
         the index."""
         places = list(range(len(self))) if among is None else list(among)
         terms = self.query_terms(query)
-        own = [self.tools.score(i, terms) for i in places]
+        weight = self.ranking.synonyms
+        groups = [(term, [s for s in sorted(synonyms_of(term)) if s not in terms]
+                   if weight > 0 else []) for term in terms]
+        own = [self.tools.score(i, groups, weight) for i in places]
         alpha = self.ranking.server_evidence
         server_scores: dict[int, float] = {}
         if alpha > 0:
             for i in places:
                 server = self.server_of[i]
                 if server is not None and server not in server_scores:
-                    server_scores[server] = self.servers.score(server, terms)
+                    server_scores[server] = self.servers.score(server, groups, weight)
         best = max(own, default=0.0)
         best_server = max(server_scores.values(), default=0.0)
         out = []

@@ -19,4 +19,4 @@ class ToolIndex(ToolIndexBase):
     def _make_engine(self, tools: tuple[Any, ...], ranking: Ranking) -> Engine:
         # The core reads exact dicts itself, and asks tool_text for the rest.
         return _core.SearchIndex(tools, ranking.weights, ranking.k1, ranking.b,
-                                 ranking.server_evidence, tool_text)
+                                 ranking.server_evidence, ranking.synonyms, tool_text)

@@ -53,7 +53,10 @@ class Ranking:
       in BM25;
     * ``server_evidence``: how much a tool gains from its server's score, the
       server scored as one document made of all its tools (a task often needs
-      several tools of one server); 0 turns it off.
+      several tools of one server); 0 turns it off;
+    * ``synonyms``: the weight of a synonym of a query term from the built-in
+      English lexicon, relative to the term itself (per term, a tool counts
+      the best of the two); from 0 (the lexicon off) to 1.
     """
 
     name: float = 1.5
@@ -64,6 +67,7 @@ class Ranking:
     k1: float = 1.2
     b: float = 0.9
     server_evidence: float = 1.0
+    synonyms: float = 0.7
 
     def __post_init__(self) -> None:
         for field in FIELDS:
@@ -72,6 +76,7 @@ class Ranking:
         object.__setattr__(self, "b", _number(self.b, "b", high=1.0))
         object.__setattr__(self, "server_evidence",
                            _number(self.server_evidence, "server_evidence"))
+        object.__setattr__(self, "synonyms", _number(self.synonyms, "synonyms", high=1.0))
 
     @property
     def weights(self) -> tuple[float, float, float, float, float]:
@@ -80,9 +85,9 @@ class Ranking:
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> Ranking:
-        """From ``{"weights": {...}, "k1": ..., "b": ..., "server_evidence": ...}``;
-        ValueError naming an unknown key."""
-        known = {"weights", "k1", "b", "server_evidence"}
+        """From ``{"weights": {...}, "k1": ..., "b": ..., "server_evidence": ...,
+        "synonyms": ...}``; ValueError naming an unknown key."""
+        known = {"weights", "k1", "b", "server_evidence", "synonyms"}
         extra = sorted(set(options) - known)
         if extra:
             raise ValueError(f"unknown ranking option {extra[0]!r} (the options are "
@@ -94,7 +99,8 @@ class Ranking:
         if unknown:
             raise ValueError(f"unknown field {unknown[0]!r} in weights (the fields are "
                              f"{', '.join(map(repr, FIELDS))})")
-        rest = {key: options[key] for key in ("k1", "b", "server_evidence") if key in options}
+        rest = {key: options[key] for key in ("k1", "b", "server_evidence", "synonyms")
+                if key in options}
         return cls(**weights, **rest)
 
     def to_dict(self) -> dict[str, Any]:
@@ -224,7 +230,7 @@ class Relevance:
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> Relevance:
         """From ``{"top_k": 20, "weights": {...}, "k1": ..., "b": ...,
-        "server_evidence": ..., "scorer": fn, "scorer_weight": ...}``."""
+        "server_evidence": ..., "synonyms": ..., "scorer": fn, "scorer_weight": ...}``."""
         own = {"top_k", "scorer", "scorer_weight"}
         ranking = Ranking.from_mapping({k: v for k, v in options.items() if k not in own})
         return cls(**{k: options[k] for k in own if k in options}, ranking=ranking)
