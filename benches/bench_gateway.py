@@ -169,10 +169,9 @@ def main(argv: list[str] | None = None) -> int:
         upstream(*args.upstream)
         return 0
     result = asyncio.run(measure(args.tools, args.list_rounds, args.call_rounds))
-    import fastmcp
-    import mcp
+    from importlib.metadata import version
 
-    print(f"fastmcp {fastmcp.__version__}, mcp {getattr(mcp, '__version__', '?')}, "
+    print(f"fastmcp {version('fastmcp')}, mcp {version('mcp')}, "
           f"Python {sys.version.split()[0]}\n")
     print(render(rows(result, args.tools), len(result["our_names"]), args.tools))
     return 0
