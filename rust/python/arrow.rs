@@ -45,15 +45,14 @@ fn import_column(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<ArrayRef>> 
         let array = array.cast::<PyCapsule>()?;
         let schema = schema.pointer_checked(Some(c"arrow_schema"))?.cast::<FFI_ArrowSchema>();
         let array = array.pointer_checked(Some(c"arrow_array"))?.cast::<FFI_ArrowArray>();
-        // SAFETY: the two capsules, named as the PyCapsule interface names
-        // them, hold a C data interface schema and array that their producer
-        // initialized; they live while `pair` is held (to the end of this
-        // block). The array is moved out, leaving a released one (its
-        // `release` NULL) that the capsule's destructor then skips; the
-        // schema is only borrowed, and the capsule's destructor releases it.
-        // `from_ffi` trusts the structures to follow the interface, as any
-        // consumer must (raw pointers cannot be checked); the values are
-        // read with checked access by the core.
+        // The array is moved out, leaving a released one (its `release` NULL)
+        // that the capsule's destructor then skips; the schema is only
+        // borrowed (the capsule's destructor releases it). `from_ffi` trusts
+        // the structures to follow the interface, as any consumer must; the
+        // values are read with checked access by the core.
+        // SAFETY: both capsules, named as the PyCapsule interface names them,
+        // hold a schema and an array their producer initialized, alive while
+        // `pair` is held (to the end of this block); no Python code runs here.
         let data = unsafe { from_ffi(FFI_ArrowArray::from_raw(array.as_ptr()), schema.as_ref()) }
             .map_err(|e| import_error(what, e))?;
         return Ok(vec![make_array(data)]);

@@ -3,6 +3,7 @@ over an engine that scores (the core's ``SearchIndex``, or the reference's)."""
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -25,7 +26,7 @@ def _check_query(query: Any) -> str:
     return query
 
 
-class ToolIndexBase:
+class ToolIndexBase(abc.ABC):
     """A catalog's tools, indexed once, ranked per query.
 
     ``tools`` are :class:`~toolfilter_fast.Tool` objects, MCP tool definitions
@@ -47,9 +48,10 @@ class ToolIndexBase:
         self.ranking = ranking if ranking is not None else Ranking()
         self._engine = self._make_engine(self.tools, self.ranking)
 
+    @abc.abstractmethod
     def _make_engine(self, tools: tuple[Any, ...], ranking: Ranking) -> Engine:
-        """The scoring engine over ``tools`` (each read as :func:`tool_text` reads it)."""
-        raise NotImplementedError
+        """The scoring engine over ``tools`` (each read as :func:`tool_text` reads it):
+        the core's in ``ToolIndex``, the reference's in its twin."""
 
     def __len__(self) -> int:
         return len(self.tools)
