@@ -355,3 +355,29 @@ def test_the_core_reads_dicts_as_tool_text_does(tools, query):
         for tool in tools:
             assert _core.SearchIndex([tool], *args, tool_text).scores(query) == _core.SearchIndex(
                 [tool_text(tool)], *args).scores(query)
+
+
+def test_a_catalog_read_in_parts_scores_as_the_reference():
+    """Past 8,192 tools the core reads the catalog in parts on several threads
+    (and builds the servers' postings on another): the scores stay the
+    reference's, to the bit, terms first met in a later part included."""
+    import random
+
+    rng = random.Random(5)
+    pool = [*WORDS, *HOSTILE]
+    texts = [
+        (f"{rng.choice(WORDS)}_{rng.choice(WORDS)}{i // 3}",
+         None if i % 7 == 0 else " ".join(rng.choices(pool, k=rng.randint(0, 9))),
+         " ".join(rng.choices(pool, k=rng.randint(0, 12))) + (f" late{i}" if i > 15_000 else ""),
+         None if i % 11 == 0 else f"server{i // 25}",
+         None)
+        for i in range(20_000)
+    ]
+    ranking = Ranking()
+    fast = _core.SearchIndex(texts, ranking.weights, ranking.k1, ranking.b,
+                             ranking.server_evidence, ranking.synonyms)
+    ref = reference_relevance.SearchIndex(texts, ranking)
+    for query in ["get the weather for my city", "save photos", "数据 获取", "late19999 file",
+                  "server799 maps", ""]:
+        assert fast.scores(query) == ref.scores(query), query
+        assert fast.rank(query, 20, None, True) == ref.rank(query, 20, None, True), query

@@ -26,14 +26,15 @@
 //! reference follows, so both give the same scores to the last bit; equal
 //! scores rank in input order.
 
+mod collect;
 mod synonyms;
 mod tokens;
 
-use rustc_hash::FxHashMap;
 
 pub use synonyms::SYNONYMS;
 use synonyms::Lexicon;
 pub use tokens::{terms, STEM_MAX, STOPWORDS};
+use collect::{Documents, Tally, Vocabulary};
 use tokens::Terms;
 
 /// The fields of a tool, in the order they are scored.
@@ -64,61 +65,6 @@ impl Default for Ranking {
 
 /// One tool's text: each field generalized UTF-8, or None.
 pub type ToolText<'a> = [Option<&'a [u8]>; 5];
-
-/// Documents as term counts: each document's `(term, counts per field)`
-/// entries, one run after another, and its field lengths.
-#[derive(Default)]
-struct Documents {
-    entries: Vec<(u32, [u32; 5])>,
-    /// Where each document's entries start; one more at the end.
-    starts: Vec<usize>,
-    lengths: Vec<[u32; 5]>,
-}
-
-impl Documents {
-    fn len(&self) -> usize {
-        self.lengths.len()
-    }
-
-    fn entries(&self, doc: usize) -> &[(u32, [u32; 5])] {
-        &self.entries[self.starts[doc]..self.starts[doc + 1]]
-    }
-}
-
-/// Counts terms into a table indexed by term id, remembering which it
-/// touched: one add per token and one reset per term, no hashing.
-#[derive(Default)]
-struct Tally {
-    counts: Vec<[u32; 5]>,
-    touched: Vec<u32>,
-}
-
-impl Tally {
-    fn add(&mut self, term: u32, field: usize, times: u32) {
-        let at = term as usize;
-        if at >= self.counts.len() {
-            self.counts.resize(at + 1, [0; 5]);
-        }
-        if self.counts[at] == [0; 5] {
-            self.touched.push(term);
-        }
-        self.counts[at][field] += times;
-    }
-
-    /// Moves the counts into `docs` as one more document.
-    fn finish(&mut self, docs: &mut Documents, length: [u32; 5]) {
-        if docs.starts.is_empty() {
-            docs.starts.push(0);
-        }
-        for &term in &self.touched {
-            let counts = std::mem::take(&mut self.counts[term as usize]);
-            docs.entries.push((term, counts));
-        }
-        self.touched.clear();
-        docs.starts.push(docs.entries.len());
-        docs.lengths.push(length);
-    }
-}
 
 /// Per term, the documents holding it and what it adds to each, all lists
 /// in one array (`starts[term]..starts[term + 1]`), each in document order.
@@ -249,53 +195,31 @@ pub struct SearchIndex {
 
 const NO_SERVER: u32 = u32::MAX;
 
-/// Pieces (as written) already turned into term ids (None: a dropped
-/// piece), so a word is folded and stemmed once however often it occurs.
-type PieceCache = FxHashMap<Box<[u8]>, Option<u32>>;
-
-/// Term ids by term.
-type Vocabulary = FxHashMap<Box<[u8]>, u32>;
-
 impl SearchIndex {
     /// Indexes `tools` (at most `u32::MAX - 1` of them).
     pub fn build(tools: &[ToolText<'_>], ranking: Ranking) -> Self {
         let terms = Terms::default();
-        let mut vocabulary = Vocabulary::default();
-        let mut cache = PieceCache::default();
-        let mut tally = Tally::default();
-        let mut docs = Documents::default();
-        let mut server_ids: FxHashMap<&[u8], u32> = FxHashMap::default();
-        let mut server_of = Vec::with_capacity(tools.len());
-        for text in tools {
-            let mut length = [0u32; 5];
-            for f in 0..5 {
-                let Some(field) = text[f] else { continue };
-                if ranking.weights[f] <= 0.0 {
-                    continue;
-                }
-                each_id(&terms, &mut vocabulary, &mut cache, field, CAMEL[f], |id| {
-                    tally.add(id, f, 1);
-                    length[f] += 1;
-                });
-            }
-            tally.finish(&mut docs, length);
-            server_of.push(match text[SERVER] {
-                None => NO_SERVER,
-                Some(id) => {
-                    let next = server_ids.len() as u32;
-                    *server_ids.entry(id).or_insert(next)
-                }
-            });
-        }
-        let servers = merge_servers(&docs, &server_of, server_ids.len(), &mut tally);
+        let collect::Collected { docs, vocabulary, server_of, server_count } =
+            collect::collect(tools, &ranking.weights, &terms);
+        let servers = || Postings::build(&merge_servers(&docs, &server_of, server_count), vocabulary.len(), &ranking);
+        let (tools, servers) = if docs.len() < collect::PART_MIN {
+            (Postings::build(&docs, vocabulary.len(), &ranking), servers())
+        } else {
+            // A large catalog's tools on this thread, its servers on another.
+            std::thread::scope(|scope| {
+                let servers = scope.spawn(servers);
+                let tools = Postings::build(&docs, vocabulary.len(), &ranking);
+                (tools, servers.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            })
+        };
         SearchIndex {
-            tools: Postings::build(&docs, vocabulary.len(), &ranking),
-            servers: Postings::build(&servers, vocabulary.len(), &ranking),
+            tools,
+            servers,
             lexicon: Lexicon::new(&terms),
             terms,
             vocabulary,
             server_of,
-            server_count: server_ids.len(),
+            server_count,
             ranking,
         }
     }
@@ -417,7 +341,8 @@ impl SearchIndex {
 
 /// Each server as one document: its tools' fields added up, but for the
 /// server field, its id's terms once (from its first tool).
-fn merge_servers(docs: &Documents, server_of: &[u32], count: usize, tally: &mut Tally) -> Documents {
+fn merge_servers(docs: &Documents, server_of: &[u32], count: usize) -> Documents {
+    let mut tally = Tally::default();
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); count];
     for (doc, &server) in server_of.iter().enumerate() {
         if server != NO_SERVER {
@@ -428,9 +353,12 @@ fn merge_servers(docs: &Documents, server_of: &[u32], count: usize, tally: &mut 
     for tools in &members {
         let mut length = [0u32; 5];
         for (k, &doc) in tools.iter().enumerate() {
-            for &(term, tf) in docs.entries(doc) {
-                for f in (0..5).filter(|&f| tf[f] > 0 && (f != SERVER || k == 0)) {
-                    tally.add(term, f, tf[f]);
+            for &(term, mut tf) in docs.entries(doc) {
+                if k > 0 {
+                    tf[SERVER] = 0;
+                }
+                if tf != [0; 5] {
+                    tally.add_counts(&mut servers, term, tf);
                 }
             }
             for f in (0..5).filter(|&f| f != SERVER || k == 0) {
@@ -440,48 +368,6 @@ fn merge_servers(docs: &Documents, server_of: &[u32], count: usize, tally: &mut 
         tally.finish(&mut servers, length);
     }
     servers
-}
-
-/// Calls `each` with the id of each term of `text`, adding new terms to the
-/// vocabulary.
-fn each_id(
-    terms: &Terms,
-    vocabulary: &mut Vocabulary,
-    cache: &mut PieceCache,
-    text: &[u8],
-    camel: bool,
-    mut each: impl FnMut(u32),
-) {
-    let mut folded = Vec::new();
-    let intern = |term: &[u8], vocabulary: &mut Vocabulary| -> u32 {
-        if let Some(&id) = vocabulary.get(term) {
-            return id;
-        }
-        let id = vocabulary.len() as u32;
-        vocabulary.insert(term.into(), id);
-        id
-    };
-    tokens::pieces(text, camel, |piece| {
-        // Keyed by the piece as written: a word seen before is neither
-        // folded nor stemmed again. A pair and a word never have the same
-        // bytes (a word holds no character of a paired script).
-        let (tokens::Piece::Word(raw) | tokens::Piece::Pair(raw)) = piece;
-        let id = match cache.get(raw) {
-            Some(&id) => id,
-            None => {
-                crate::fold::Fold::Lower.apply_into(raw, &mut folded);
-                let id = match piece {
-                    tokens::Piece::Word(_) => terms.word(&folded).map(|term| intern(&term, vocabulary)),
-                    tokens::Piece::Pair(_) => Some(intern(&folded, vocabulary)),
-                };
-                cache.insert(raw.into(), id);
-                id
-            }
-        };
-        if let Some(id) = id {
-            each(id);
-        }
-    });
 }
 
 #[cfg(test)]

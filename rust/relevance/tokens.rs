@@ -125,9 +125,21 @@ pub(crate) enum Piece<'a> {
     Pair(&'a [u8]),
 }
 
+/// Whether a byte is an ASCII letter or digit (false for every byte of a
+/// multi-byte character).
+static ASCII_WORD: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 128 {
+        table[byte] = (byte as u8).is_ascii_alphanumeric();
+        byte += 1;
+    }
+    table
+};
+
 /// The kind and length of the character at the start of `text` (not empty);
 /// ASCII without decoding.
-#[inline]
+#[inline(always)]
 fn next_char(text: &[u8]) -> (Kind, usize) {
     let byte = text[0];
     if byte < 0x80 {
@@ -146,6 +158,12 @@ pub(crate) fn pieces<'a>(text: &'a [u8], camel: bool, mut each: impl FnMut(Piece
         // In a paired run, where the character before this one starts.
         let mut previous = at;
         at += len;
+        if here == Kind::Word {
+            // ASCII letters and digits, the most of every word, by table.
+            while at < text.len() && ASCII_WORD[usize::from(text[at])] {
+                at += 1;
+            }
+        }
         while at < text.len() {
             let (kind, len) = next_char(&text[at..]);
             if kind != here {
