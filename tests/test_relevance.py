@@ -92,6 +92,36 @@ def test_synonyms_reach_tools_at_a_lower_weight(index_cls):
     assert "store" in reference_relevance.synonyms_of("save")
 
 
+def test_the_broader_lexicon_reaches_office_formats_and_finance(index_cls):
+    tools = [Tool("office", "excel_read_sheet", "Read the cells of a workbook"),
+             Tool("office", "add_slide", "Add a slide to a presentation"),
+             Tool("markets", "get_ticker_info", "Quote and profile of a ticker symbol"),
+             Tool("files", "write_file", "Write text to a path")]
+    index, off = index_cls(tools), index_cls(tools, Ranking(synonyms=0.0))
+    # "spreadsheet", "powerpoint", "stock" and "equity" are in no tool; their synonyms are.
+    assert off.search("open the spreadsheet", 4) == []
+    assert names(index.search("open the spreadsheet", 1)) == ["excel_read_sheet"]
+    assert names(index.search("a powerpoint deck", 1)) == ["add_slide"]
+    assert names(index.search("stock or equity", 1)) == ["get_ticker_info"]
+    # A word of two groups has the synonyms of both: document ~ file, document ~ pdf,
+    # but pdf is no synonym of file.
+    assert {"file", "pdf"} <= reference_relevance.synonyms_of("document")
+    assert "file" not in reference_relevance.synonyms_of("pdf")
+
+
+def test_a_word_of_the_name_outweighs_repeats_in_the_description(index_cls):
+    tools = [Tool("a", "translate_text", "Turn text from one language into another"),
+             Tool("b", "dictionary", "Translate text; translate a phrase"),
+             Tool("c", "get_time", "The current time"),
+             Tool("d", "weather", "Forecast for a city")]
+    assert (Ranking().name, Ranking().description) == (2.0, 0.5)
+    assert names(index_cls(tools).search("translate", 2)) == ["translate_text", "dictionary"]
+    # Under the weights before (name 1.5, description 1), the description's repeats won.
+    before = Ranking(name=1.5, description=1.0)
+    assert names(index_cls(tools, before).search("translate", 2)) == ["dictionary",
+                                                                      "translate_text"]
+
+
 def test_the_matching_tools_rank_first(index_cls):
     index = index_cls(CATALOG)
     assert names(index.search("What's the weather in Paris?", 1)) == ["get_weather_by_city"]

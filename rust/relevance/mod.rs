@@ -59,7 +59,7 @@ pub struct Ranking {
 
 impl Default for Ranking {
     fn default() -> Self {
-        Ranking { weights: [1.5, 1.0, 1.0, 1.0, 0.0], k1: 1.2, b: 0.9, server_evidence: 1.0, synonyms: 0.7 }
+        Ranking { weights: [2.0, 1.0, 0.5, 1.0, 0.0], k1: 1.2, b: 0.9, server_evidence: 1.0, synonyms: 0.7 }
     }
 }
 
@@ -420,6 +420,34 @@ mod tests {
         let both = on.scores(b"write", None);
         let synonym = on.scores(b"save", None);
         assert!(synonym[1] > 0.0 && synonym[1] <= both[1]);
+    }
+
+    #[test]
+    fn a_word_of_the_name_outweighs_repeats_in_the_description() {
+        let tools = vec![
+            tool("a", "translate_text", "Turn text from one language into another"),
+            tool("b", "dictionary", "Translate text; translate a phrase"),
+            tool("c", "get_time", "The current time"),
+            tool("d", "weather", "Forecast for a city"),
+        ];
+        let index = SearchIndex::build(&tools, Ranking::default());
+        assert_eq!(index.rank(b"translate", 2, None, true), vec![0, 1]);
+        let before = Ranking { weights: [1.5, 1.0, 1.0, 1.0, 0.0], ..Ranking::default() };
+        assert_eq!(SearchIndex::build(&tools, before).rank(b"translate", 2, None, true), vec![1, 0]);
+    }
+
+    #[test]
+    fn the_lexicon_reaches_office_formats() {
+        let tools = vec![
+            tool("office", "excel_read_sheet", "Read the cells of a workbook"),
+            tool("office", "add_slide", "Add a slide to a presentation"),
+            tool("files", "write_file", "Write text to a path"),
+        ];
+        let index = SearchIndex::build(&tools, Ranking::default());
+        assert_eq!(index.rank(b"open the spreadsheet", 1, None, true), vec![0]);
+        assert_eq!(index.rank(b"a powerpoint deck", 1, None, true), vec![1]);
+        let off = SearchIndex::build(&tools, Ranking { synonyms: 0.0, ..Ranking::default() });
+        assert!(off.rank(b"spreadsheet powerpoint", 3, None, true).is_empty());
     }
 
     #[test]

@@ -73,27 +73,97 @@ picture image photo photograph pic
 web webpage page url site website browser link online internet
 convert transform conversion
 summary summarize summarise abstract overview
-email mail
-message chat
-weather forecast
-news headline
+email mail inbox gmail
+message chat conversation
+weather forecast temperature rain precipitation climate
+news headline story
 map location place address geographic
 movie film cinema
-music song audio
-video clip
+music song audio sound tune melody
+video clip youtube
 document doc file
 folder directory
-translate translation
-calculate compute calculation
-chart graph plot diagram
+translate translation translator
+calculate compute calculation calculator math arithmetic
+chart graph plot diagram visualization visualize
 buy purchase shop shopping
 run execute
 open launch
 trip travel
-flight airline
-hotel accommodation lodging
-popular trending hot
-paper article publication
+flight airline airport plane
+hotel accommodation lodging hostel motel inn airbnb
+popular trending hot viral
+paper article publication preprint arxiv
+stock share equity ticker securities
+crypto cryptocurrency bitcoin btc ethereum coin blockchain
+price cost pricing
+currency money forex exchange
+invest investment investor
+company corporation business enterprise firm
+earnings revenue income profit
+repository repo github gitlab
+code source script program
+package library dependency module npm pypi maven
+version release changelog
+google bing duckduckgo baidu
+document doc docx pdf
+spreadsheet excel xlsx csv sheet workbook
+presentation slide slides ppt pptx powerpoint deck slideshow
+markdown md
+text txt
+browser playwright puppeteer selenium headless
+click tap press
+navigate visit goto
+screenshot capture snapshot screen
+database db sql sqlite postgres mysql
+note memo notebook
+task todo
+plan schedule itinerary agenda
+event appointment meeting
+route direction navigation commute
+nearby around vicinity proximity
+restaurant dining cafe eatery
+recipe cook cooking meal dish cuisine food
+train rail railway
+booking reservation reserve
+car vehicle automobile
+school education university college
+rank ranking leaderboard
+book novel ebook literature
+art artwork museum gallery sculpture
+draw drawing paint sketch canvas illustration
+wiki wikipedia encyclopedia
+research study academic scholarly scientific
+medical medicine health clinical biomedical
+gene genetic genome dna
+game gaming
+coordinate latitude longitude geocode gps
+city town
+country nation
+domain dns whois hostname
+container docker
+app application software
+stop terminate kill cancel
+start begin
+move rename
+copy duplicate clone
+compare comparison diff difference
+merge combine join
+split divide
+extract parse scrape crawl
+component widget
+guide tutorial manual readme
+user account profile
+comment reply
+review rating
+recommend recommendation suggest suggestion
+analyze analysis analyse assess
+history historical
+think thought reasoning
+problem exercise puzzle challenge
+contest competition tournament match
+statistic stats metric analytics
+security vulnerability cve
 """.strip().splitlines())
 
 _NAME, _TITLE, _DESCRIPTION, _SERVER, _PARAMS = range(len(FIELDS))

@@ -59,9 +59,9 @@ class Ranking:
       the best of the two); from 0 (the lexicon off) to 1.
     """
 
-    name: float = 1.5
+    name: float = 2.0
     title: float = 1.0
-    description: float = 1.0
+    description: float = 0.5
     server: float = 1.0
     params: float = 0.0
     k1: float = 1.2
