@@ -73,14 +73,14 @@ picture image photo photograph pic
 web webpage page url site website browser link online internet
 convert transform conversion
 summary summarize summarise abstract overview
-email mail inbox gmail
+email mail inbox
 message chat conversation
 weather forecast temperature rain precipitation climate
 news headline story
 map location place address geographic
 movie film cinema
 music song audio sound tune melody
-video clip youtube
+video clip
 document doc file
 folder directory
 translate translation translator
@@ -91,31 +91,30 @@ run execute
 open launch
 trip travel
 flight airline airport plane
-hotel accommodation lodging hostel motel inn airbnb
+hotel accommodation lodging hostel motel inn
 popular trending hot viral
-paper article publication preprint arxiv
+paper article publication preprint
 stock share equity ticker securities
-crypto cryptocurrency bitcoin btc ethereum coin blockchain
+crypto cryptocurrency coin blockchain
 price cost pricing
 currency money forex exchange
 invest investment investor
 company corporation business enterprise firm
 earnings revenue income profit
-repository repo github gitlab
+repository repo
 code source script program
-package library dependency module npm pypi maven
+package library dependency module
 version release changelog
-google bing duckduckgo baidu
 document doc docx pdf
 spreadsheet excel xlsx csv sheet workbook
 presentation slide slides ppt pptx powerpoint deck slideshow
 markdown md
 text txt
-browser playwright puppeteer selenium headless
+browser headless
 click tap press
 navigate visit goto
 screenshot capture snapshot screen
-database db sql sqlite postgres mysql
+database db sql
 note memo notebook
 task todo
 plan schedule itinerary agenda
@@ -132,7 +131,7 @@ rank ranking leaderboard
 book novel ebook literature
 art artwork museum gallery sculpture
 draw drawing paint sketch canvas illustration
-wiki wikipedia encyclopedia
+wiki encyclopedia
 research study academic scholarly scientific
 medical medicine health clinical biomedical
 gene genetic genome dna
@@ -141,7 +140,6 @@ coordinate latitude longitude geocode gps
 city town
 country nation
 domain dns whois hostname
-container docker
 app application software
 stop terminate kill cancel
 start begin
