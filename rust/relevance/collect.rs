@@ -200,7 +200,7 @@ fn read_part<'a>(tools: &[ToolText<'a>], weights: &[f64; 5], terms: &Terms) -> (
                 // A pair and a word never have the same bytes (a word holds
                 // no character of a paired script).
                 let (Piece::Word(raw) | Piece::Pair(raw)) = piece;
-                let id = cache.get_or_insert(raw, || {
+                let id = cache.get_or_insert(field, raw, || {
                     crate::fold::Fold::Lower.apply_into(raw, &mut folded);
                     let term = match piece {
                         Piece::Word(_) => terms.word(&folded),
@@ -225,18 +225,32 @@ fn read_part<'a>(tools: &[ToolText<'a>], weights: &[f64; 5], terms: &Terms) -> (
 /// pointer back into the text; a longer one is keyed by the text itself.
 #[derive(Default)]
 struct PieceCache<'a> {
-    short: FxHashMap<u128, Option<u32>>,
+    /// Keyed by the piece's bytes and its length (in the last byte), in two
+    /// words: 24-byte entries rather than a u128's 32.
+    short: FxHashMap<(u64, u64), Option<u32>>,
     long: FxHashMap<&'a [u8], Option<u32>>,
 }
 
 impl<'a> PieceCache<'a> {
     #[inline]
-    fn get_or_insert(&mut self, piece: &'a [u8], make: impl FnOnce() -> Option<u32>) -> Option<u32> {
-        if piece.len() < 16 {
-            let mut packed = [0u8; 16];
-            packed[..piece.len()].copy_from_slice(piece);
-            packed[15] = piece.len() as u8;
-            *self.short.entry(u128::from_le_bytes(packed)).or_insert_with(make)
+    fn get_or_insert(&mut self, field: &'a [u8], piece: &'a [u8], make: impl FnOnce() -> Option<u32>) -> Option<u32> {
+        let len = piece.len();
+        if len < 16 {
+            // `piece` lies in `field`: where sixteen bytes follow its start,
+            // they are read as one number and masked to the piece (no copy
+            // that the load would wait on); near the end, copied.
+            let at = (piece.as_ptr() as usize).wrapping_sub(field.as_ptr() as usize);
+            let window = field.get(at..at.wrapping_add(16)).filter(|w| w.as_ptr() == piece.as_ptr());
+            let bytes = match window {
+                Some(window) => u128::from_le_bytes(window.try_into().expect("sixteen bytes")),
+                None => {
+                    let mut packed = [0u8; 16];
+                    packed[..len].copy_from_slice(piece);
+                    u128::from_le_bytes(packed)
+                }
+            };
+            let key = (bytes & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120);
+            *self.short.entry((key as u64, (key >> 64) as u64)).or_insert_with(make)
         } else {
             *self.long.entry(piece).or_insert_with(make)
         }
@@ -330,5 +344,40 @@ mod tests {
         assert_eq!(c.docs.entries(1), &[(file, [0, 0, 1, 0, 0])]);
         assert_eq!(c.docs.lengths, vec![[2, 0, 4, 1, 0], [0, 0, 1, 0, 0]]);
         assert_eq!(c.server_of, vec![0, NO_SERVER]);
+    }
+
+    #[test]
+    fn each_tool_holds_its_terms_whatever_the_piece_length_and_place() {
+        // Pieces of 14 to 17 bytes sharing prefixes, in the middle of a
+        // field (read as a window of sixteen bytes) and at its end (copied).
+        let words = ["abcdefghijklmn", "abcdefghijklmno", "abcdefghijklmnZ", "abcdefghijklmZ", "abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmnoX", "x1", "Ab"];
+        let mut owned: Vec<String> = Vec::new();
+        for (i, a) in words.iter().enumerate() {
+            for b in &words[i..] {
+                owned.push(format!("{a} {b}"));
+                owned.push(format!("{b}-{a} tail words to read past"));
+                owned.push(format!("{a}数据{b}"));
+            }
+        }
+        let tools: Vec<ToolText<'_>> = owned.iter().map(|t| [None, None, Some(t.as_bytes()), None, None]).collect();
+        let terms = Terms::default();
+        let c = collect_on(&tools, &[1.0; 5], &terms, 1);
+        let mut word_of: Vec<&[u8]> = vec![b""; c.vocabulary.len()];
+        for (word, &id) in &c.vocabulary {
+            word_of[id as usize] = word;
+        }
+        for (doc, text) in owned.iter().enumerate() {
+            let mut want: Vec<Vec<u8>> = Vec::new();
+            terms.each_term(text.as_bytes(), false, |t| want.push(t.to_vec()));
+            let mut got: Vec<Vec<u8>> = Vec::new();
+            for &(term, counts) in c.docs.entries(doc) {
+                for _ in 0..counts[2] {
+                    got.push(word_of[term as usize].to_vec());
+                }
+            }
+            want.sort();
+            got.sort();
+            assert_eq!(got, want, "{text}");
+        }
     }
 }
