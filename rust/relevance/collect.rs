@@ -120,7 +120,7 @@ pub(super) fn collect(tools: &[ToolText<'_>], weights: &[f64; 5], terms: &Terms)
 pub(super) fn collect_on(tools: &[ToolText<'_>], weights: &[f64; 5], terms: &Terms, threads: usize) -> Collected {
     let parts = threads.clamp(1, THREADS_MAX).min(tools.len() / PART_MIN).max(1);
     let size = tools.len().div_ceil(parts).max(1);
-    let (mut docs, mut vocabulary, server_of) = std::thread::scope(|scope| {
+    let (docs, mut vocabulary, (server_of, server_count)) = std::thread::scope(|scope| {
         let mut chunks = tools.chunks(size);
         let first = chunks.next().unwrap_or(&[]);
         let others: Vec<_> = chunks.map(|chunk| scope.spawn(move || read_part(chunk, weights, terms))).collect();
@@ -134,9 +134,9 @@ pub(super) fn collect_on(tools: &[ToolText<'_>], weights: &[f64; 5], terms: &Ter
         join(&mut docs, &mut vocabulary, parts);
         (docs, vocabulary, server_of)
     });
-    docs.entries.shrink_to_fit();
+    // The index keeps the vocabulary (the documents are dropped once the
+    // postings are built): no room left over from the reservation.
     vocabulary.shrink_to_fit();
-    let server_count = server_of.iter().filter(|&&s| s != NO_SERVER).map(|&s| s as usize + 1).max().unwrap_or(0);
     Collected { docs, vocabulary, server_of, server_count }
 }
 
@@ -156,10 +156,11 @@ fn join(docs: &mut Documents, vocabulary: &mut Vocabulary, parts: Vec<(Documents
     }
 }
 
-/// Each tool's server, numbered in order of first appearance.
-fn servers(tools: &[ToolText<'_>]) -> Vec<u32> {
+/// Each tool's server, numbered in order of first appearance, and how many
+/// servers there are.
+fn servers(tools: &[ToolText<'_>]) -> (Vec<u32>, usize) {
     let mut ids: FxHashMap<&[u8], u32> = FxHashMap::default();
-    tools
+    let server_of = tools
         .iter()
         .map(|text| match text[SERVER] {
             None => NO_SERVER,
@@ -168,7 +169,8 @@ fn servers(tools: &[ToolText<'_>]) -> Vec<u32> {
                 *ids.entry(id).or_insert(next)
             }
         })
-        .collect()
+        .collect();
+    (server_of, ids.len())
 }
 
 /// One part's documents over its own term ids, and its vocabulary.

@@ -30,11 +30,10 @@ mod collect;
 mod synonyms;
 mod tokens;
 
-
+use collect::{Documents, Tally, Vocabulary};
 pub use synonyms::SYNONYMS;
 use synonyms::Lexicon;
 pub use tokens::{terms, STEM_MAX, STOPWORDS};
-use collect::{Documents, Tally, Vocabulary};
 use tokens::Terms;
 
 /// The fields of a tool, in the order they are scored.

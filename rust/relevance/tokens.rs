@@ -143,7 +143,7 @@ static ASCII_WORD: [bool; 256] = {
 fn next_char(text: &[u8]) -> (Kind, usize) {
     let byte = text[0];
     if byte < 0x80 {
-        return (if byte.is_ascii_alphanumeric() { Kind::Word } else { Kind::Separator }, 1);
+        return (if ASCII_WORD[usize::from(byte)] { Kind::Word } else { Kind::Separator }, 1);
     }
     let (code, len) = decode(text);
     (kind(code), len)
