@@ -47,11 +47,19 @@ def test_recall_table_on_a_small_dataset(bench, tmp_path, capsys):
     rows = {tuple(cell.strip() for cell in line.strip("|").split("|")[:2]): line
             for line in out.splitlines() if line.startswith("| ") and "---" not in line}
     for method in ("substring", "plain BM25", "ToolIndex (defaults)",
-                   "ToolIndex, server evidence off"):
+                   "ToolIndex, server evidence off", "ToolIndex, path words off",
+                   "ToolIndex, servers at the tools' k1"):
         assert (method, "all (3)") in rows
     ours = [float(x) for x in rows[("ToolIndex (defaults)", "all (3)")].strip("|").split("|")[2:5]]
     # Task 3 can never be complete: one of its tools is not in the catalog.
     assert ours[-1] == pytest.approx((1 + 1 + 2 / 3) / 3, abs=5e-4)
+    # The targets' rows: the defaults' Recall@10 and @20 over all tasks, said met or missed.
+    targets = {line.split("|")[1].strip(): line.split("|")[2:4] for line in out.splitlines()
+               if line.startswith("| Recall@")}
+    assert float(targets["Recall@20 >= 0.70"][0]) == pytest.approx(ours[-1], abs=5e-4)
+    assert targets["Recall@20 >= 0.70"][1].strip() == "met"
+    assert targets["Recall@10 >= 0.55"][1].strip() == (
+        "met" if ours[1] >= 0.55 else "missed")
     half_a, half_b = bench.halves(TASKS)
     assert sorted(t["task_id"] for t in half_a + half_b) == ["t1", "t2", "t3"]
     assert len(half_a) == 2

@@ -161,6 +161,63 @@ def test_server_evidence_lifts_the_servers_other_tools(index_cls):
     assert lifted[0] == plain[0] == 0
 
 
+def test_server_k1_grades_a_server_by_how_much_of_it_is_about_the_word(index_cls):
+    """A server is one long document: at a tool's k1 a word anywhere in it
+    counts nearly in full; a larger server_k1 favours the server that is
+    about the word, and leaves the tools' own scores alone."""
+    tools = [
+        Tool("desk", "keep_note", "Keep a note"),
+        Tool("desk", "send_mail", "Send an email to a contact"),
+        Tool("desk", "add_event", "Add an event to the calendar"),
+        Tool("desk", "get_weather", "Weather forecast for a city"),
+        Tool("notes", "add_note", "Add a note to the notebook"),
+        Tool("notes", "find_note", "Find a note by its title"),
+        Tool("notes", "delete_note", "Delete a note"),
+    ]
+    assert Ranking().server_k1 == 3.0
+
+    def scores(server_k1, server_evidence=1.0):
+        ranking = Ranking(server_k1=server_k1, server_evidence=server_evidence)
+        return index_cls(tools, ranking).scores("note")
+
+    # send_mail holds no "note": what it has is its server's share of the best server's.
+    assert 0 < scores(6.0)[1] < scores(1.2)[1]
+    assert scores(6.0, 0.0) == scores(1.2, 0.0)
+    assert Ranking.from_mapping({"server_k1": 2}) == Ranking(server_k1=2.0)
+
+
+@pytest.mark.parametrize("mentions_path", [_core.search_mentions_path,
+                                           reference_relevance.mentions_path])
+def test_what_counts_as_a_path(mentions_path):
+    for text in ["/root/notes.md", "save it to /root/a", "~/a", "(./b)", '"../c"', "`/login`",
+                 "x\n/y", "C:\\data", "d:\\x y", "x\x0b/y", "/é"]:
+        assert mentions_path(text), text
+    for text in ["and/or", "1 / 2", "https://example.com/a", "/", "//x", "a ~/", ".../x",
+                 "C:/x", "CD:\\x", "x:\\\\y", "/ x", "", "\u3000/x", "\x85/x", "~x", "/\\x"]:
+        assert not mentions_path(text), text
+
+
+def test_a_path_in_the_message_asks_for_file_tools(index_cls):
+    """A path names a file: the query also asks for "file" and "path", after
+    its own words; ``path_words=False`` turns that off."""
+    tools = [
+        Tool("notes", "keep_note", "Keep a note for later"),
+        Tool("files", "write_file", "Create or overwrite a file at a path"),
+        Tool("files", "list_directory", "List the entries of a directory"),
+    ]
+    on = index_cls(tools)
+    off = index_cls(tools, Ranking(path_words=False))
+    query = "keep it in /srv/out.txt"
+    assert names(off.search(query)) == ["keep_note"]
+    assert names(on.search(query)) == ["keep_note", "write_file", "list_directory"]
+    assert on.scores("file path /x") == on.scores("file path")
+    assert on.has_terms("/x") and not off.has_terms("/x")
+    assert not on.has_terms("and/or 1 / 2")
+    assert Ranking().path_words is True
+    with pytest.raises(TypeError, match="path_words must be a bool, not int"):
+        Ranking(path_words=1)
+
+
 def test_matched_only_and_queries_without_terms(index_cls):
     index = index_cls(CATALOG)
     assert index.search("zzz qqq", 5) == []
@@ -208,6 +265,8 @@ def test_bad_arguments(index_cls):
         index_cls(CATALOG, {"k1": 1})
     with pytest.raises(ValueError, match="k1 must be a finite number > 0"):
         Ranking(k1=0)
+    with pytest.raises(ValueError, match="server_k1 must be a finite number > 0"):
+        Ranking(server_k1=-1)
     with pytest.raises(ValueError, match="b must be a finite number >= 0 and <= 1"):
         Ranking(b=1.5)
     with pytest.raises(ValueError, match=r"weights\.name"):
@@ -222,25 +281,27 @@ def test_bad_arguments(index_cls):
 
 def test_the_core_refuses_bad_input_without_crashing():
     with pytest.raises(TypeError, match="texts must be a list or tuple"):
-        _core.SearchIndex({"a"}, (1, 1, 1, 1, 1), 1.0, 0.5, 1.0, 0.6)
+        _core.SearchIndex({"a"}, (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
     with pytest.raises(TypeError, match=r"texts\[0\] must be a tuple"):
-        _core.SearchIndex(["name"], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0, 0.6)
+        _core.SearchIndex(["name"], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
     with pytest.raises(ValueError, match=r"texts\[0\] must hold 5 fields"):
-        _core.SearchIndex([("a", None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0, 0.6)
+        _core.SearchIndex([("a", None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
     with pytest.raises(TypeError, match=r"texts\[0\]\[2\] \(description\) must be str"):
-        _core.SearchIndex([("a", None, 3, None, None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0, 0.6)
+        _core.SearchIndex([("a", None, 3, None, None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
     # A field without a weight is not indexed, but still checked.
     with pytest.raises(TypeError, match=r"texts\[1\]\[4\] \(params\) must be str, not bytes"):
         _core.SearchIndex([("a",) + (None,) * 4, ("a", None, None, None, b"x")],
-                          (1, 1, 1, 1, 0), 1.0, 0.5, 1.0, 0.6)
+                          (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True)
     # text_of's answer is checked like a tuple given directly; its error passes through.
     with pytest.raises(TypeError, match=r"texts\[0\] must be a tuple"):
-        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 0.5, 1.0, 0.6, lambda tool: "name")
+        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, lambda tool: "name")
     with pytest.raises(ZeroDivisionError):
-        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 0.5, 1.0, 0.6, lambda tool: 1 / 0)
+        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, lambda tool: 1 / 0)
     with pytest.raises(ValueError, match="k1 must be a finite number"):
-        _core.SearchIndex([], (1, 1, 1, 1, 1), float("inf"), 0.5, 1.0, 0.6)
-    index = _core.SearchIndex([("a b", None, None, None, None)], (1, 1, 1, 1, 1), 1.0, 0.5, 1.0, 0.6)
+        _core.SearchIndex([], (1, 1, 1, 1, 1), float("inf"), 3.0, 0.5, 1.0, 0.6, True)
+    with pytest.raises(ValueError, match="server_k1 must be a finite number in range, not 0"):
+        _core.SearchIndex([], (1, 1, 1, 1, 1), 1.0, 0.0, 0.5, 1.0, 0.6, True)
+    index = _core.SearchIndex([("a b", None, None, None, None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
     with pytest.raises(ValueError, match=r"among\[1\] = 5 is not a tool index"):
         index.scores("a", [0, 5])
     with pytest.raises(ValueError, match=r"among\[0\] = -1"):
@@ -301,9 +362,11 @@ def test_scorer_errors_name_the_scorer():
 WORDS = ["get", "file", "files", "read", "write", "writing", "Weather", "city", "map", "maps",
          "convert", "getWeather", "HTTPServer", "数据", "获取", "天气", "삼성", "über", "ÉTÉ",
          "Σίσυφος", "the", "and", "a", "x1", "v2", "save", "store", "saving", "fetch",
-         "download", "today", "date", "image", "photos", "delete", "remove", "list"]
+         "download", "today", "date", "image", "photos", "delete", "remove", "list", "path",
+         "/root/a.md", "~/x", "C:\\d", "../up"]
 HOSTILE = ["\x00", "\ud800", "\udfff", "\U0001F600", "\u212a", "İ", "ß", "-", "_", ".", "/",
-           " ", "\n", "，", "字", "ǅ", "\u0301", "Ⅻ", "٣"]
+           " ", "\n", "，", "字", "ǅ", "\u0301", "Ⅻ", "٣", "~", ":", "\\", "`", "(", "\t", "\x0b",
+           "\u3000", "\x85"]
 
 word = st.sampled_from(WORDS)
 hostile = st.text(st.sampled_from([*HOSTILE, "a", "B", "c"]), max_size=6)
@@ -319,16 +382,17 @@ ranking_st = st.builds(
     Ranking, name=st.sampled_from([0.0, 1.0, 2.5]), title=st.sampled_from([0.0, 1.0]),
     description=st.sampled_from([0.0, 1.0, 0.3]), server=st.sampled_from([0.0, 1.0]),
     params=st.sampled_from([0.0, 0.5]), k1=st.sampled_from([0.8, 1.2, 2.0]),
+    server_k1=st.sampled_from([1.2, 3.0, 0.5]),
     b=st.sampled_from([0.0, 0.75, 1.0]), server_evidence=st.sampled_from([0.0, 0.5, 1.0]),
-    synonyms=st.sampled_from([0.0, 0.3, 0.6, 1.0]),
+    synonyms=st.sampled_from([0.0, 0.3, 0.6, 1.0]), path_words=st.booleans(),
 )
 
 
 @settings(max_examples=300)
 @given(tools_st, st.one_of(text, glued), ranking_st, st.integers(0, 12))
 def test_core_scores_equal_the_reference(texts, query, ranking, limit):
-    fast = _core.SearchIndex(texts, ranking.weights, ranking.k1, ranking.b,
-                             ranking.server_evidence, ranking.synonyms)
+    fast = _core.SearchIndex(texts, ranking.weights, ranking.k1, ranking.server_k1, ranking.b,
+                             ranking.server_evidence, ranking.synonyms, ranking.path_words)
     ref = reference_relevance.SearchIndex(texts, ranking)
     assert fast.scores(query) == ref.scores(query)
     among = list(range(len(texts)))[::2]
@@ -377,8 +441,8 @@ def test_the_core_reads_dicts_as_tool_text_does(tools, query):
     """The binding reads exact dicts itself: the same fields as tool_text
     (with the parameters weighed, and without: then the schema is not read)."""
     for ranking in (Ranking(params=1.0), Ranking(title=0.0)):
-        args = (ranking.weights, ranking.k1, ranking.b, ranking.server_evidence,
-                ranking.synonyms)
+        args = (ranking.weights, ranking.k1, ranking.server_k1, ranking.b, ranking.server_evidence,
+                ranking.synonyms, ranking.path_words)
         direct = _core.SearchIndex(tools, *args, tool_text)
         via_python = _core.SearchIndex([tool_text(tool) for tool in tools], *args)
         assert direct.scores(query) == via_python.scores(query)
@@ -404,8 +468,8 @@ def test_a_catalog_read_in_parts_scores_as_the_reference():
         for i in range(20_000)
     ]
     ranking = Ranking()
-    fast = _core.SearchIndex(texts, ranking.weights, ranking.k1, ranking.b,
-                             ranking.server_evidence, ranking.synonyms)
+    fast = _core.SearchIndex(texts, ranking.weights, ranking.k1, ranking.server_k1, ranking.b,
+                             ranking.server_evidence, ranking.synonyms, ranking.path_words)
     ref = reference_relevance.SearchIndex(texts, ranking)
     for query in ["get the weather for my city", "save photos", "数据 获取", "late19999 file",
                   "server799 maps", ""]:

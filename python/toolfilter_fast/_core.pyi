@@ -160,7 +160,8 @@ class SearchIndex:
 
     def __init__(
         self, texts: Sequence[Any], weights: tuple[float, float, float, float, float],
-        k1: float, b: float, server_evidence: float, synonyms: float,
+        k1: float, server_k1: float, b: float, server_evidence: float, synonyms: float,
+        path_words: bool,
         text_of: Callable[[Any], tuple[str | None, ...]] | None = None,
     ) -> None: ...
     def __len__(self) -> int: ...
@@ -175,6 +176,9 @@ class SearchIndex:
 
 def search_terms(text: str, camel: bool = False) -> list[str]:
     """The index terms of ``text`` (``camel``: also cut at camelCase, as names are)."""
+
+def search_mentions_path(text: str) -> bool:
+    """Whether ``text`` holds a file path (``/``, ``~/``, ``./``, ``../``, ``X:\\``)."""
 
 def search_stopwords() -> list[str]:
     """The English stop words the tokenizer drops."""

@@ -182,15 +182,17 @@ impl PySearchIndex {
     #[new]
     // The Ranking's numbers one by one, as Python passes them.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (texts, weights, k1, b, server_evidence, synonyms, text_of=None))]
+    #[pyo3(signature = (texts, weights, k1, server_k1, b, server_evidence, synonyms, path_words, text_of=None))]
     fn new<'py>(
         py: Python<'py>,
         texts: &Bound<'py, PyAny>,
         weights: (f64, f64, f64, f64, f64),
         k1: f64,
+        server_k1: f64,
         b: f64,
         server_evidence: f64,
         synonyms: f64,
+        path_words: bool,
         text_of: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Self> {
         let (w0, w1, w2, w3, w4) = weights;
@@ -201,9 +203,11 @@ impl PySearchIndex {
         let ranking = Ranking {
             weights: checked,
             k1: check_number(k1, "k1", 0.0, f64::MAX, true)?,
+            server_k1: check_number(server_k1, "server_k1", 0.0, f64::MAX, true)?,
             b: check_number(b, "b", 0.0, 1.0, false)?,
             server_evidence: check_number(server_evidence, "server_evidence", 0.0, f64::MAX, false)?,
             synonyms: check_number(synonyms, "synonyms", 0.0, 1.0, false)?,
+            path_words,
         };
         // The core reads no field without a weight, but the server id, which
         // groups the tools into servers.
@@ -287,6 +291,12 @@ fn search_terms<'py>(py: Python<'py>, text: &Bound<'py, PyAny>, camel: bool) -> 
     relevance::terms(&str_bytes(text, "text")?, camel).iter().map(|term| bytes_str(py, term)).collect()
 }
 
+/// Whether `text` holds a file path (a query's path asks for the path words).
+#[pyfunction]
+fn search_mentions_path(text: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(relevance::mentions_path(&str_bytes(text, "text")?))
+}
+
 /// The stop words the tokenizer drops.
 #[pyfunction]
 fn search_stopwords() -> Vec<&'static str> {
@@ -303,6 +313,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySearchIndex>()?;
     m.add_function(wrap_pyfunction!(search_terms, m)?)?;
     m.add_function(wrap_pyfunction!(search_stopwords, m)?)?;
+    m.add_function(wrap_pyfunction!(search_mentions_path, m)?)?;
     m.add_function(wrap_pyfunction!(search_synonyms, m)?)?;
     Ok(())
 }

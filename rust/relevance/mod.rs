@@ -33,7 +33,7 @@ mod tokens;
 use collect::{Documents, Tally, Vocabulary};
 pub use synonyms::SYNONYMS;
 use synonyms::Lexicon;
-pub use tokens::{terms, STEM_MAX, STOPWORDS};
+pub use tokens::{mentions_path, terms, PATH_WORDS, STEM_MAX, STOPWORDS};
 use tokens::Terms;
 
 /// The fields of a tool, in the order they are scored.
@@ -42,23 +42,32 @@ const SERVER: usize = 3;
 /// The fields whose words are also cut at camelCase: identifiers.
 const CAMEL: [bool; 5] = [true, false, false, true, true];
 
-/// How text is weighed. Every number is finite; `k1 > 0`, `0 <= b <= 1`,
-/// weights and `server_evidence` `>= 0`, `0 <= synonyms <= 1` (the binding
-/// checks).
+/// How text is weighed. Every number is finite; `k1 > 0`, `server_k1 > 0`,
+/// `0 <= b <= 1`, weights and `server_evidence` `>= 0`, `0 <= synonyms <= 1`
+/// (the binding checks).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ranking {
     pub weights: [f64; 5],
+    /// The tools' term-frequency saturation.
     pub k1: f64,
+    /// The servers' saturation: a server is as long as all its tools, and
+    /// with a tool's `k1` any word its tools hold anywhere counts nearly in
+    /// full; a larger one lets a server's score grow with how much of it is
+    /// about the word.
+    pub server_k1: f64,
     pub b: f64,
     pub server_evidence: f64,
     /// The weight of a synonym of a query term, relative to the term; 0
     /// turns the lexicon off.
     pub synonyms: f64,
+    /// Whether a query that mentions a file path ([`mentions_path`]) also
+    /// asks for the words of [`PATH_WORDS`].
+    pub path_words: bool,
 }
 
 impl Default for Ranking {
     fn default() -> Self {
-        Ranking { weights: [2.0, 1.0, 0.5, 1.0, 0.0], k1: 1.2, b: 0.9, server_evidence: 1.0, synonyms: 0.7 }
+        Ranking { weights: [2.0, 1.0, 0.5, 1.0, 0.0], k1: 1.2, server_k1: 3.0, b: 0.9, server_evidence: 1.0, synonyms: 0.7, path_words: true }
     }
 }
 
@@ -75,8 +84,8 @@ struct Postings {
 }
 
 impl Postings {
-    /// BM25F over `docs`.
-    fn build(docs: &Documents, vocabulary: usize, ranking: &Ranking) -> Self {
+    /// BM25F over `docs`, saturating at `k1`.
+    fn build(docs: &Documents, vocabulary: usize, ranking: &Ranking, k1: f64) -> Self {
         let total = docs.len();
         let mut averages = [0.0f64; 5];
         for (f, average) in averages.iter_mut().enumerate() {
@@ -114,7 +123,7 @@ impl Postings {
                 // x > 0: the term was counted in a field with a weight.
                 let slot = &mut fill[term as usize];
                 doc_of[*slot] = doc as u32;
-                contributions[*slot] = idf[term as usize] * x / (ranking.k1 + x);
+                contributions[*slot] = idf[term as usize] * x / (k1 + x);
                 *slot += 1;
             }
         }
@@ -200,14 +209,17 @@ impl SearchIndex {
         let terms = Terms::default();
         let collect::Collected { docs, vocabulary, server_of, server_count } =
             collect::collect(tools, &ranking.weights, &terms);
-        let servers = || Postings::build(&merge_servers(&docs, &server_of, server_count), vocabulary.len(), &ranking);
+        let servers = || {
+            let merged = merge_servers(&docs, &server_of, server_count);
+            Postings::build(&merged, vocabulary.len(), &ranking, ranking.server_k1)
+        };
         let (tools, servers) = if docs.len() < collect::PART_MIN {
-            (Postings::build(&docs, vocabulary.len(), &ranking), servers())
+            (Postings::build(&docs, vocabulary.len(), &ranking, ranking.k1), servers())
         } else {
             // A large catalog's tools on this thread, its servers on another.
             std::thread::scope(|scope| {
                 let servers = scope.spawn(servers);
-                let tools = Postings::build(&docs, vocabulary.len(), &ranking);
+                let tools = Postings::build(&docs, vocabulary.len(), &ranking, ranking.k1);
                 (tools, servers.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             })
         };
@@ -235,16 +247,22 @@ impl SearchIndex {
         &self.ranking
     }
 
-    /// The query's distinct terms, in order of first appearance, each with
-    /// its synonyms (with `synonyms` > 0), leaving out those that reach no
-    /// tool.
+    /// The query's distinct terms, in order of first appearance (then the
+    /// path words, when it mentions a path), each with its synonyms (with
+    /// `synonyms` > 0), leaving out those that reach no tool.
     fn query_groups(&self, query: &[u8]) -> Vec<Group> {
         let mut words: Vec<Vec<u8>> = Vec::new();
-        self.terms.each_term(query, false, |term| {
+        let mut add = |term: &[u8]| {
             if !words.iter().any(|w| w == term) {
                 words.push(term.to_vec());
             }
-        });
+        };
+        self.terms.each_term(query, false, &mut add);
+        if self.ranking.path_words && mentions_path(query) {
+            for word in PATH_WORDS {
+                self.terms.each_term(word.as_bytes(), false, &mut add);
+            }
+        }
         let use_synonyms = self.ranking.synonyms > 0.0;
         words
             .iter()
@@ -266,9 +284,9 @@ impl SearchIndex {
     }
 
     /// Whether `query` has a term at all (stop words and punctuation alone
-    /// have none).
+    /// have none; a path gives the path words).
     pub fn has_terms(&self, query: &[u8]) -> bool {
-        let mut any = false;
+        let mut any = self.ranking.path_words && mentions_path(query);
         self.terms.each_term(query, false, |_| any = true);
         any
     }
@@ -406,6 +424,47 @@ mod tests {
         assert!(l[4] - p[4] > 0.0);
         assert_eq!(p[0], 0.0);
         assert_eq!(l[0], 0.0);
+    }
+
+    #[test]
+    fn a_larger_server_k1_weighs_how_much_of_a_server_is_about_the_word() {
+        let tools = vec![
+            tool("desk", "keep_note", "Keep a note"),
+            tool("desk", "send_mail", "Send an email to a contact"),
+            tool("desk", "add_event", "Add an event to the calendar"),
+            tool("desk", "get_weather", "Weather forecast for a city"),
+            tool("notes", "add_note", "Add a note to the notebook"),
+            tool("notes", "find_note", "Find a note by its title"),
+            tool("notes", "delete_note", "Delete a note"),
+        ];
+        let with = |server_k1: f64, server_evidence: f64| {
+            let ranking = Ranking { server_k1, server_evidence, ..Ranking::default() };
+            SearchIndex::build(&tools, ranking).scores(b"note", None)
+        };
+        // send_mail holds no "note": its score is its server's share of the best server's.
+        let (saturated, graded) = (with(1.2, 1.0)[1], with(6.0, 1.0)[1]);
+        assert!(graded > 0.0 && graded < saturated, "{graded} {saturated}");
+        // The tools' own scores do not depend on it.
+        assert_eq!(with(1.2, 0.0), with(6.0, 0.0));
+    }
+
+    #[test]
+    fn a_path_in_the_query_asks_for_files() {
+        let tools = vec![
+            tool("notes", "keep_note", "Keep a note for later"),
+            tool("files", "write_file", "Create or overwrite a file at a path"),
+            tool("files", "list_directory", "List the entries of a directory"),
+        ];
+        let on = SearchIndex::build(&tools, Ranking::default());
+        let off = SearchIndex::build(&tools, Ranking { path_words: false, ..Ranking::default() });
+        let query = b"keep it in /srv/out.txt";
+        assert_eq!(off.rank(query, 3, None, true), vec![0]);
+        // write_file holds "file" and "path"; list_directory is of its server.
+        assert_eq!(on.rank(query, 3, None, true), vec![0, 1, 2]);
+        // Words the query holds itself come first and count once.
+        assert_eq!(on.scores(b"file path /x", None), on.scores(b"file path", None));
+        assert!(on.has_terms(b"/x") && !off.has_terms(b"/x"));
+        assert!(on.scores(b"and/or", None).iter().all(|&s| s == 0.0));
     }
 
     #[test]

@@ -257,6 +257,42 @@ impl Terms {
     }
 }
 
+/// The words a query that mentions a file path also asks for (see
+/// [`mentions_path`]): tools name what a path points at with these.
+pub const PATH_WORDS: [&str; 2] = ["file", "path"];
+
+/// White space around a path: space, tab, line feed, vertical tab, form
+/// feed, carriage return.
+const PATH_SPACE: &[u8] = b" \t\n\x0b\x0c\r";
+
+/// Whether `text` holds a file path: `/`, `~/`, `./`, `../` or a drive's
+/// `X:\` at the start or after white space (`PATH_SPACE`) or one of
+/// ``"'`([{<``, followed by a byte that is neither `/`, `\` nor white space.
+/// (`/root/notes.md`, `~/a`, `"./b"`, `C:\data`; not `and/or`, `1 / 2`,
+/// `https://...` or a lone `/`.) Looks at ASCII bytes only: one pass.
+pub fn mentions_path(text: &[u8]) -> bool {
+    let after = |b: u8| PATH_SPACE.contains(&b) || b"\"'`([{<".contains(&b);
+    let named = |b: Option<&u8>| b.is_some_and(|&b| b != b'/' && b != b'\\' && !PATH_SPACE.contains(&b));
+    (0..text.len()).any(|i| {
+        if i > 0 && !after(text[i - 1]) {
+            return false;
+        }
+        let rest = &text[i..];
+        let prefix = if rest.starts_with(b"/") {
+            1
+        } else if rest.starts_with(b"~/") || rest.starts_with(b"./") {
+            2
+        } else if rest.starts_with(b"../")
+            || (rest.len() >= 3 && rest[0].is_ascii_alphabetic() && rest[1] == b':' && rest[2] == b'\\')
+        {
+            3
+        } else {
+            return false;
+        };
+        named(rest.get(prefix))
+    })
+}
+
 /// The terms of `text` as strings, for tests and the binding's explanations.
 pub fn terms(text: &[u8], camel: bool) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
@@ -277,6 +313,18 @@ mod tests {
             #[test]
             fn $name() { assert_eq!(words($text, $camel), vec![$($want.to_string()),*] as Vec<String>); }
         )*};
+    }
+
+    #[test]
+    fn paths_are_found_where_they_start() {
+        for text in ["/root/notes.md", "save to /root/a", "~/a", "(./b)", "\"../c\"", "`/login`", "x\n/y",
+            "C:\\data", "d:\\x y"] {
+            assert!(mentions_path(text.as_bytes()), "{text}");
+        }
+        for text in ["and/or", "1 / 2", "https://example.com/a", "/", "//x", "a ~/", ".../x", "C:/x", "CD:\\x",
+            "x:\\\\y", "/ x", "", "\u{3000}/x", "~x"] {
+            assert!(!mentions_path(text.as_bytes()), "{text}");
+        }
     }
 
     tokenizes! {

@@ -82,7 +82,7 @@ class Policy:
     :meth:`select`. Immutable and thread-safe, as its parts are.
 
     ``relevance`` (a :class:`~toolfilter_fast.relevance.Relevance` or a
-    mapping of its options: ``top_k``, ``weights``, ``k1``, ``b``,
+    mapping of its options: ``top_k``, ``weights``, ``k1``, ``server_k1``, ``b``,
     ``server_evidence``, ``synonyms``, ``scorer``, ``scorer_weight``) turns the relevance
     stage on. Its index is built over the tools given to :meth:`select`, all
     of them, and kept for the next call with the same tools (the same

@@ -30,12 +30,16 @@ stand for one another; a query term's synonyms are the other terms of its
 groups that are not terms of the query. Per query term, a document counts
 the larger of the term's own contribution and ``synonyms`` times each
 synonym's.
+
+Scores: BM25F per document, the tools saturating at ``k1`` and the servers
+(each all its tools' text, its own id's terms once) at ``server_k1``.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import string
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -43,7 +47,8 @@ from ..relevance.base import Engine, ToolIndexBase
 from ..relevance.options import FIELDS, Ranking, tool_text
 from .text import fold_lower, text_of
 
-__all__ = ["STOPWORDS", "SYNONYMS", "SearchIndex", "ToolIndex", "synonyms_of", "tokens"]
+__all__ = ["PATH_WORDS", "STOPWORDS", "SYNONYMS", "SearchIndex", "ToolIndex", "mentions_path",
+           "synonyms_of", "tokens"]
 
 #: English function words and the fillers of a request ("please help me ...").
 STOPWORDS = frozenset("""
@@ -319,6 +324,38 @@ def synonyms_of(term: str) -> frozenset[str]:
     return _lexicon().get(term, frozenset())
 
 
+#: The words a query that mentions a file path also asks for.
+PATH_WORDS = ("file", "path")
+_SPACE = " \t\n\x0b\x0c\r"
+_OPENERS = "\"'`([{<"
+
+
+def mentions_path(text: str) -> bool:
+    """Whether ``text`` holds a file path: at its start or after white space
+    (space, tab, line feed, vertical tab, form feed, carriage return) or an
+    opening quote or bracket, ``/``, ``~/``, ``./``, ``../`` or a drive's
+    ``X:\\`` (X an ASCII letter), and then a character that is not ``/``,
+    ``\\`` or white space."""
+    text = text_of(text)
+    for i in range(len(text)):
+        if i > 0 and text[i - 1] not in _SPACE + _OPENERS:
+            continue
+        rest = text[i:i + 4]
+        if rest.startswith("../"):
+            prefix = 3
+        elif rest.startswith(("~/", "./")):
+            prefix = 2
+        elif rest.startswith("/"):
+            prefix = 1
+        elif len(rest) >= 3 and rest[0] in string.ascii_letters and rest[1:3] == ":\\":
+            prefix = 3
+        else:
+            continue
+        if len(rest) > prefix and rest[prefix] not in "/\\" + _SPACE:
+            return True
+    return False
+
+
 def _idf(count: int, total: int) -> float:
     return math.log(1.0 + (total - count + 0.5) / (count + 0.5))
 
@@ -327,9 +364,9 @@ class _Documents:
     """BM25F over documents of :data:`FIELDS`: each term's contribution to each
     document, computed when asked."""
 
-    def __init__(self, fields_of: list[list[list[str]]], ranking: Ranking) -> None:
+    def __init__(self, fields_of: list[list[list[str]]], ranking: Ranking, k1: float) -> None:
         self.weights = ranking.weights
-        self.k1, self.b = ranking.k1, ranking.b
+        self.k1, self.b = k1, ranking.b
         self.counts = [[_count(terms) for terms in doc] for doc in fields_of]
         self.lengths = [[len(terms) for terms in doc] for doc in fields_of]
         total = len(fields_of)
@@ -400,7 +437,7 @@ class SearchIndex:
             docs.append(fields_of)
             server_id = text[_SERVER]
             servers.append(None if server_id is None else text_of(server_id))
-        self.tools = _Documents(docs, self.ranking)
+        self.tools = _Documents(docs, self.ranking, self.ranking.k1)
         self.server_of: list[int | None] = []
         ids: dict[str, int] = {}
         merged: list[list[list[str]]] = []
@@ -417,17 +454,22 @@ class SearchIndex:
             for f in range(len(FIELDS)):
                 if f != _SERVER:
                     merged[at][f].extend(doc[f])
-        self.servers = _Documents(merged, self.ranking)
+        self.servers = _Documents(merged, self.ranking, self.ranking.server_k1)
 
     def __len__(self) -> int:
         return len(self.server_of)
 
     def query_terms(self, query: str) -> list[str]:
-        """The query's distinct terms, in order of first appearance."""
-        return list(dict.fromkeys(tokens(query)))
+        """The query's distinct terms, in order of first appearance; then,
+        when it mentions a path (and ``path_words`` is on), those of
+        :data:`PATH_WORDS` it lacks."""
+        terms = tokens(query)
+        if self.ranking.path_words and mentions_path(query):
+            terms += [term for word in PATH_WORDS for term in tokens(word)]
+        return list(dict.fromkeys(terms))
 
     def has_terms(self, query: str) -> bool:
-        return bool(tokens(query))
+        return bool(self.query_terms(query))
 
     def scores(self, query: str, among: Sequence[int] | None = None) -> list[float]:
         """The score of each tool of ``among`` (default: all, in order):

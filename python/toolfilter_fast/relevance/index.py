@@ -18,5 +18,6 @@ class ToolIndex(ToolIndexBase):
 
     def _make_engine(self, tools: tuple[Any, ...], ranking: Ranking) -> Engine:
         # The core reads exact dicts itself, and asks tool_text for the rest.
-        return _core.SearchIndex(tools, ranking.weights, ranking.k1, ranking.b,
-                                 ranking.server_evidence, ranking.synonyms, tool_text)
+        return _core.SearchIndex(tools, ranking.weights, ranking.k1, ranking.server_k1, ranking.b,
+                                 ranking.server_evidence, ranking.synonyms, ranking.path_words,
+                                 tool_text)

@@ -51,12 +51,21 @@ class Ranking:
       descriptions); 0 leaves a field out;
     * ``k1`` (term-frequency saturation) and ``b`` (length normalisation), as
       in BM25;
+    * ``server_k1``: the saturation of a server's document. A server is as
+      long as all its tools, and at a tool's ``k1`` any word its tools hold
+      anywhere would count nearly in full; a larger one lets a server's score
+      grow with how much of it is about the word;
     * ``server_evidence``: how much a tool gains from its server's score, the
       server scored as one document made of all its tools (a task often needs
       several tools of one server); 0 turns it off;
     * ``synonyms``: the weight of a synonym of a query term from the built-in
       English lexicon, relative to the term itself (per term, a tool counts
-      the best of the two); from 0 (the lexicon off) to 1.
+      the best of the two); from 0 (the lexicon off) to 1;
+    * ``path_words``: whether a query that mentions a file path (``/``,
+      ``~/``, ``./``, ``../`` or ``X:\\`` where a word may start, followed by a
+      name) also asks for the words "file" and "path": a task that names a
+      path deals in files, and file tools say "file" and "path", not the
+      path's own words.
     """
 
     name: float = 2.0
@@ -65,18 +74,23 @@ class Ranking:
     server: float = 1.0
     params: float = 0.0
     k1: float = 1.2
+    server_k1: float = 3.0
     b: float = 0.9
     server_evidence: float = 1.0
     synonyms: float = 0.7
+    path_words: bool = True
 
     def __post_init__(self) -> None:
         for field in FIELDS:
             object.__setattr__(self, field, _number(getattr(self, field), f"weights.{field}"))
         object.__setattr__(self, "k1", _number(self.k1, "k1", open_low=True))
+        object.__setattr__(self, "server_k1", _number(self.server_k1, "server_k1", open_low=True))
         object.__setattr__(self, "b", _number(self.b, "b", high=1.0))
         object.__setattr__(self, "server_evidence",
                            _number(self.server_evidence, "server_evidence"))
         object.__setattr__(self, "synonyms", _number(self.synonyms, "synonyms", high=1.0))
+        if not isinstance(self.path_words, bool):
+            raise TypeError(f"path_words must be a bool, not {type(self.path_words).__name__}")
 
     @property
     def weights(self) -> tuple[float, float, float, float, float]:
@@ -85,9 +99,10 @@ class Ranking:
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> Ranking:
-        """From ``{"weights": {...}, "k1": ..., "b": ..., "server_evidence": ...,
-        "synonyms": ...}``; ValueError naming an unknown key."""
-        known = {"weights", "k1", "b", "server_evidence", "synonyms"}
+        """From ``{"weights": {...}, "k1": ..., "server_k1": ..., "b": ...,
+        "server_evidence": ..., "synonyms": ..., "path_words": ...}``; ValueError
+        naming an unknown key."""
+        known = {"weights", "k1", "server_k1", "b", "server_evidence", "synonyms", "path_words"}
         extra = sorted(set(options) - known)
         if extra:
             raise ValueError(f"unknown ranking option {extra[0]!r} (the options are "
@@ -99,8 +114,7 @@ class Ranking:
         if unknown:
             raise ValueError(f"unknown field {unknown[0]!r} in weights (the fields are "
                              f"{', '.join(map(repr, FIELDS))})")
-        rest = {key: options[key] for key in ("k1", "b", "server_evidence", "synonyms")
-                if key in options}
+        rest = {key: options[key] for key in sorted(known - {"weights"}) if key in options}
         return cls(**weights, **rest)
 
     def to_dict(self) -> dict[str, Any]:
@@ -229,8 +243,9 @@ class Relevance:
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> Relevance:
-        """From ``{"top_k": 20, "weights": {...}, "k1": ..., "b": ...,
-        "server_evidence": ..., "synonyms": ..., "scorer": fn, "scorer_weight": ...}``."""
+        """From ``{"top_k": 20, "weights": {...}, "k1": ..., "server_k1": ..., "b": ...,
+        "server_evidence": ..., "synonyms": ..., "path_words": ..., "scorer": fn,
+        "scorer_weight": ...}``."""
         own = {"top_k", "scorer", "scorer_weight"}
         ranking = Ranking.from_mapping({k: v for k, v in options.items() if k not in own})
         return cls(**{k: options[k] for k in own if k in options}, ranking=ranking)
