@@ -388,6 +388,16 @@ ranking_st = st.builds(
 )
 
 
+path_text = st.text(st.sampled_from([*"/~.\\:C \"'`([{<\t\x0b\x0c\r\n\x85\u3000a", "\ud800", "é"]),
+                    max_size=12)
+
+
+@settings(max_examples=500)
+@given(st.one_of(text, glued, path_text))
+def test_the_core_finds_paths_where_the_reference_does(query):
+    assert _core.search_mentions_path(query) == reference_relevance.mentions_path(query)
+
+
 @settings(max_examples=300)
 @given(tools_st, st.one_of(text, glued), ranking_st, st.integers(0, 12))
 def test_core_scores_equal_the_reference(texts, query, ranking, limit):

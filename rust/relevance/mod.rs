@@ -11,13 +11,19 @@
 //! together say more about what it is for than any one of them. So each
 //! server is scored too, as one document made of all its tools, and a tool's
 //! score is `own / best own + server_evidence * server / best server`, the
-//! bests taken over the tools being ranked.
+//! bests taken over the tools being ranked. Servers saturate at their own
+//! `server_k1`: a server is long, and at a tool's `k1` a word that any of its
+//! tools holds would count nearly in full.
 //!
 //! **Synonyms.** A query term also reaches the tools that hold one of its
 //! synonyms (`synonyms`, a small built-in English lexicon), at a fraction of
 //! the weight: for each term of the query, a document counts the best of the
 //! term's own contribution and `synonyms` times each synonym's. A synonym
 //! that is itself a term of the query is not counted again.
+//!
+//! **Path words.** A query that mentions a file path (`/root/notes.md`,
+//! `~/a`) also asks for the words "file" and "path" ([`PATH_WORDS`]): the
+//! tools that read and write files say those, not the path's own words.
 //!
 //! Everything that does not depend on the query (each term's contribution to
 //! each tool) is computed when the index is built, so a query only adds up

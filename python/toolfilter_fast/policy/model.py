@@ -38,7 +38,7 @@ def check_max_tools(value: Any, what: str) -> int | None:
 def check_relevance(value: Any) -> Relevance | None:
     """The relevance stage's options: None (no stage), a :class:`Relevance`, or
     a mapping of its options (``top_k``, ``weights``, ``k1``, ``server_k1``, ``b``,
-    ``server_evidence``, ``synonyms``, ``scorer``, ``scorer_weight``)."""
+    ``server_evidence``, ``synonyms``, ``path_words``, ``scorer``, ``scorer_weight``)."""
     if value is None or isinstance(value, Relevance):
         return value
     if isinstance(value, Mapping):

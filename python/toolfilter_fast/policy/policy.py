@@ -83,8 +83,8 @@ class Policy:
 
     ``relevance`` (a :class:`~toolfilter_fast.relevance.Relevance` or a
     mapping of its options: ``top_k``, ``weights``, ``k1``, ``server_k1``, ``b``,
-    ``server_evidence``, ``synonyms``, ``scorer``, ``scorer_weight``) turns the relevance
-    stage on. Its index is built over the tools given to :meth:`select`, all
+    ``server_evidence``, ``synonyms``, ``path_words``, ``scorer``, ``scorer_weight``) turns the
+    relevance stage on. Its index is built over the tools given to :meth:`select`, all
     of them, and kept for the next call with the same tools (the same
     objects in the same order).
 
