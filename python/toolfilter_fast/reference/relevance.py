@@ -327,7 +327,9 @@ def synonyms_of(term: str) -> frozenset[str]:
 #: The words a query that mentions a file path also asks for.
 PATH_WORDS = ("file", "path")
 _SPACE = " \t\n\x0b\x0c\r"
-_OPENERS = "\"'`([{<"
+#: What a path may follow, and what may not come right after its start.
+_BEFORE_PATH = _SPACE + "\"'`([{<"
+_NOT_A_NAME = "/\\" + _SPACE
 
 
 def mentions_path(text: str) -> bool:
@@ -338,7 +340,7 @@ def mentions_path(text: str) -> bool:
     ``\\`` or white space."""
     text = text_of(text)
     for i in range(len(text)):
-        if i > 0 and text[i - 1] not in _SPACE + _OPENERS:
+        if i > 0 and text[i - 1] not in _BEFORE_PATH:
             continue
         rest = text[i:i + 4]
         if rest.startswith("../"):
@@ -351,7 +353,7 @@ def mentions_path(text: str) -> bool:
             prefix = 3
         else:
             continue
-        if len(rest) > prefix and rest[prefix] not in "/\\" + _SPACE:
+        if len(rest) > prefix and rest[prefix] not in _NOT_A_NAME:
             return True
     return False
 
