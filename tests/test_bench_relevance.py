@@ -5,6 +5,7 @@ there is no dataset; the timing rows on a small synthetic catalog."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import pathlib
 
@@ -80,7 +81,54 @@ def test_the_methods_agree_on_the_obvious(bench):
 
 def test_speed_rows_run_on_a_small_catalog(bench):
     rows = bench.speed_rows(300, rounds=1, queries=2)
-    assert len(rows) == 4 and rows[2].startswith("| build the index") and "300 tools" in rows[2]
+    found, missing = bench.alternatives()
+    table = [row for row in rows if row.startswith("| ") and "---" not in row][1:]
+    # Per layout: build and query against the pure-Python BM25, and against each alternative.
+    assert len(table) == 2 * (2 + 2 * len(found))
+    for layout in ("servers interleaved", "servers in order"):
+        mine = [row for row in table if f"300 tools, {layout};" in row]
+        assert len(mine) == 2 + 2 * len(found), layout
+        assert mine[0].startswith("| build the index (1 rounds)")
+        assert all(row.rstrip(" |").endswith(("met", "missed")) for row in mine)
+        for other in found:
+            assert sum(f"vs {other.name} |" in row for row in mine) == 2
+    assert any("Not installed" in row for row in rows) == bool(missing)
     catalog = bench.synthetic_catalog(300)
     assert len({tool["server_id"] for tool in catalog}) == 6
     assert all(tool["name"] for tool in catalog)
+
+
+def test_in_server_order_keeps_each_servers_tools_together(bench):
+    catalog = bench.synthetic_catalog(300)
+    ordered = bench.in_server_order(catalog)
+    assert sorted(map(id, ordered)) == sorted(map(id, catalog))
+    servers = [tool["server_id"] for tool in ordered]
+    changes = sum(a != b for a, b in itertools.pairwise(servers))
+    assert changes == len(set(servers)) - 1
+    # Servers in order of first appearance, each server's tools in catalog order.
+    assert list(dict.fromkeys(servers)) == list(dict.fromkeys(t["server_id"] for t in catalog))
+    first = [tool for tool in catalog if tool["server_id"] == servers[0]]
+    assert ordered[:len(first)] == first
+
+
+@pytest.mark.parametrize("name", ["Tantivy", "Bm25s"])
+def test_each_alternative_finds_the_obvious_tool(bench, name):
+    """The alternatives rank what they index: a tool whose words the query
+    holds comes first, whatever the library (skipped where it is not
+    installed: `pip install .[search-baselines]`)."""
+    package = {"Tantivy": "tantivy", "Bm25s": "bm25s"}[name]
+    pytest.importorskip(package, reason=f"{package} is not installed (the search-baselines extra)")
+    other = getattr(bench, name)()
+    texts = ["get_weather Forecast of a city", "write_file Write text to a file",
+             "geocode Coordinates of an address", "route Directions between two places"]
+    other.build(texts)
+    assert other.rank("write some text to a file", 2)[0] == 1
+    assert other.rank("coordinates of my address", 10)[0] == 2
+    assert len(other.rank("coordinates of my address", 10)) <= len(texts)
+
+
+def test_missing_alternatives_are_said(bench, monkeypatch):
+    monkeypatch.setattr(bench, "alternatives", lambda: ([], ["tantivy", "bm25s"]))
+    rows = bench.speed_rows(200, rounds=1, queries=1)
+    assert rows[-1].startswith("Not installed, so not compared: tantivy, bm25s")
+    assert sum(row.startswith("| build the index") for row in rows) == 2

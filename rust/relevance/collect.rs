@@ -1,8 +1,9 @@
 //! Reading a catalog into term counts: each tool's terms per field, over one
 //! vocabulary. A large catalog is read in contiguous parts on several
-//! threads, and the parts are joined in order, so the result is the same,
-//! term ids included, as one thread reading every tool in turn: a term's id
-//! is its rank in order of first appearance either way.
+//! threads, and the parts are joined in order (each part's entries stay
+//! where its thread wrote them, their term ids mapped in place), so the
+//! result is the same, term ids included, as one thread reading every tool
+//! in turn: a term's id is its rank in order of first appearance either way.
 
 use rustc_hash::FxHashMap;
 
@@ -13,17 +14,32 @@ use super::{ToolText, CAMEL, NO_SERVER, SERVER};
 pub(super) type Vocabulary = FxHashMap<Box<[u8]>, u32>;
 
 /// Documents as term counts: each document's `(term, counts per field)`
-/// entries, one run after another, and its field lengths.
+/// entries, and its field lengths. The entries lie in runs of consecutive
+/// documents (one per part read on its own thread), kept where they were
+/// written rather than copied into one array.
 pub(super) struct Documents {
-    pub(super) entries: Vec<(u32, [u32; 5])>,
-    /// Where each document's entries start; one more at the end.
-    pub(super) starts: Vec<usize>,
+    runs: Vec<Run>,
     pub(super) lengths: Vec<[u32; 5]>,
+}
+
+/// Consecutive documents' entries, one document after another.
+struct Run {
+    /// The first document's number.
+    first: usize,
+    entries: Vec<(u32, [u32; 5])>,
+    /// Where each document's entries start; one more at the end.
+    starts: Vec<usize>,
+}
+
+impl Run {
+    fn new(first: usize) -> Self {
+        Run { first, entries: Vec::new(), starts: vec![0] }
+    }
 }
 
 impl Default for Documents {
     fn default() -> Self {
-        Documents { entries: Vec::new(), starts: vec![0], lengths: Vec::new() }
+        Documents { runs: vec![Run::new(0)], lengths: Vec::new() }
     }
 }
 
@@ -33,15 +49,34 @@ impl Documents {
     }
 
     pub(super) fn entries(&self, doc: usize) -> &[(u32, [u32; 5])] {
-        &self.entries[self.starts[doc]..self.starts[doc + 1]]
+        // The last run starting at or before `doc` (the first starts at 0).
+        let run = &self.runs[self.runs.partition_point(|run| run.first <= doc) - 1];
+        let at = doc - run.first;
+        &run.entries[run.starts[at]..run.starts[at + 1]]
     }
 
-    /// Adds `other`'s documents after these, its term ids mapped by `ids`.
+    /// Every document's entries, in document order.
+    pub(super) fn all_entries(&self) -> impl Iterator<Item = &(u32, [u32; 5])> {
+        self.runs.iter().flat_map(|run| run.entries.iter())
+    }
+
+    /// Adds `other`'s documents after these, its term ids mapped by `ids`
+    /// where they lie.
     fn append(&mut self, other: Documents, ids: &[u32]) {
-        let base = self.entries.len();
-        self.entries.extend(other.entries.into_iter().map(|(term, counts)| (ids[term as usize], counts)));
-        self.starts.extend(other.starts.iter().skip(1).map(|&start| base + start));
+        let first = self.len();
+        for mut run in other.runs {
+            for entry in &mut run.entries {
+                entry.0 = ids[entry.0 as usize];
+            }
+            run.first += first;
+            self.runs.push(run);
+        }
         self.lengths.extend(other.lengths);
+    }
+
+    /// The run being written.
+    fn last(&mut self) -> &mut Run {
+        self.runs.last_mut().expect("documents have a run")
     }
 }
 
@@ -77,13 +112,14 @@ impl Tally {
         // Documents are fewer than u32::MAX (the index's limit), and so are
         // a document's distinct terms.
         let doc = docs.lengths.len() as u32 + 1;
-        let start = docs.starts[docs.lengths.len()];
+        let run = docs.last();
+        let start = run.starts[run.starts.len() - 1];
         let seen = &mut self.seen[at];
         if seen.0 != doc {
-            *seen = (doc, (docs.entries.len() - start) as u32);
-            docs.entries.push((term, [0; 5]));
+            *seen = (doc, (run.entries.len() - start) as u32);
+            run.entries.push((term, [0; 5]));
         }
-        let entry = &mut docs.entries[start + seen.1 as usize].1;
+        let entry = &mut run.entries[start + seen.1 as usize].1;
         for (count, more) in entry.iter_mut().zip(counts) {
             *count += more;
         }
@@ -91,7 +127,8 @@ impl Tally {
 
     /// Ends the document being written, of these field lengths.
     pub(super) fn finish(&mut self, docs: &mut Documents, length: [u32; 5]) {
-        docs.starts.push(docs.entries.len());
+        let run = docs.last();
+        run.starts.push(run.entries.len());
         docs.lengths.push(length);
     }
 }
@@ -143,8 +180,9 @@ pub(super) fn collect_on(tools: &[ToolText<'_>], weights: &[f64; 5], terms: &Ter
 /// Adds the later parts to the first, in order, giving each term new to the
 /// vocabulary the next id.
 fn join(docs: &mut Documents, vocabulary: &mut Vocabulary, parts: Vec<(Documents, Vocabulary)>) {
-    docs.entries.reserve(parts.iter().map(|(part, _)| part.entries.len()).sum());
     for (part, words) in parts {
+        // Room for every word as if new: no growing on the way.
+        vocabulary.reserve(words.len());
         let ids: Vec<u32> = by_id(words)
             .into_iter()
             .map(|word| {
@@ -188,8 +226,8 @@ fn read_part<'a>(tools: &[ToolText<'a>], weights: &[f64; 5], terms: &Terms) -> (
     let mut folded = Vec::new();
     let mut tally = Tally::default();
     let mut docs = Documents::default();
-    docs.entries.reserve(room * 8);
-    docs.starts.reserve(tools.len());
+    docs.last().entries.reserve(room * 8);
+    docs.last().starts.reserve(tools.len());
     docs.lengths.reserve(tools.len());
     for text in tools {
         let mut length = [0u32; 5];
@@ -314,8 +352,10 @@ mod tests {
         let one = collect_on(&tools, &weights, &terms, 1);
         for threads in [2, 3, 16] {
             let many = collect_on(&tools, &weights, &terms, threads);
-            assert_eq!(many.docs.entries, one.docs.entries, "{threads} threads");
-            assert_eq!(many.docs.starts, one.docs.starts);
+            assert!(many.docs.all_entries().eq(one.docs.all_entries()), "{threads} threads");
+            for doc in 0..tools.len() {
+                assert_eq!(many.docs.entries(doc), one.docs.entries(doc), "{threads} threads, document {doc}");
+            }
             assert_eq!(many.docs.lengths, one.docs.lengths);
             assert_eq!(many.vocabulary, one.vocabulary);
             assert_eq!(many.server_of, one.server_of);
@@ -323,7 +363,7 @@ mod tests {
         }
         // Term ids are in order of first appearance.
         let mut first: Vec<u32> = Vec::new();
-        for &(term, _) in &one.docs.entries {
+        for &(term, _) in one.docs.all_entries() {
             if term as usize == first.len() {
                 first.push(term);
             }

@@ -100,7 +100,7 @@ impl Postings {
         }
         // Every counted field has a weight (fields without one are not read).
         let mut df = vec![0u32; vocabulary];
-        for &(term, _) in &docs.entries {
+        for &(term, _) in docs.all_entries() {
             df[term as usize] += 1;
         }
         let idf: Vec<f64> = df.iter().map(|&n| idf(n, total)).collect();
@@ -300,18 +300,25 @@ impl SearchIndex {
     /// The score of each tool of `among` (indices into the index, each below
     /// [`len`](Self::len)), in that order; all tools when None.
     pub fn scores(&self, query: &[u8], among: Option<&[usize]>) -> Vec<f64> {
-        let all: Vec<usize>;
-        let places = match among {
-            Some(places) => places,
-            None => {
-                all = (0..self.len()).collect();
-                &all
-            }
-        };
+        let scored = self.score(query, among);
+        match among {
+            Some(places) => places.iter().map(|&i| scored.value(i)).collect(),
+            None => (0..self.len()).map(|i| scored.value(i)).collect(),
+        }
+    }
+
+    /// What every score of a query is made of, the bests taken over `among`
+    /// (all tools when None).
+    fn score(&self, query: &[u8], among: Option<&[usize]>) -> Scored<'_> {
         let groups = self.query_groups(query);
         let weight = self.ranking.synonyms;
         let mut own = vec![0.0f64; self.len()];
-        let mut best = vec![0.0f64; self.len().max(self.server_count)];
+        // Scratch space for the groups with synonyms only.
+        let mut best = if groups.iter().any(|g| !g.synonyms.is_empty()) {
+            vec![0.0f64; self.len().max(self.server_count)]
+        } else {
+            Vec::new()
+        };
         self.tools.add(&groups, weight, &mut own, &mut best);
         let alpha = self.ranking.server_evidence;
         let mut server = Vec::new();
@@ -319,27 +326,29 @@ impl SearchIndex {
             server = vec![0.0f64; self.server_count];
             self.servers.add(&groups, weight, &mut server, &mut best);
         }
-        let best = places.iter().map(|&i| own[i]).fold(0.0f64, f64::max);
-        let best_server = if alpha > 0.0 {
-            places
-                .iter()
-                .filter(|&&i| self.server_of[i] != NO_SERVER)
-                .map(|&i| server[self.server_of[i] as usize])
-                .fold(0.0f64, f64::max)
-        } else {
-            0.0
+        let best = match among {
+            Some(places) => places.iter().map(|&i| own[i]).fold(0.0f64, f64::max),
+            None => own.iter().copied().fold(0.0f64, f64::max),
         };
-        places
-            .iter()
-            .map(|&i| {
-                let mut value = if best > 0.0 { own[i] / best } else { 0.0 };
-                let s = self.server_of[i];
-                if alpha > 0.0 && best_server > 0.0 && s != NO_SERVER {
-                    value += alpha * (server[s as usize] / best_server);
-                }
-                value
-            })
-            .collect()
+        // (No server scores without server evidence.)
+        let best_server = match among {
+            Some(places) => places
+                .iter()
+                .map(|&i| self.server_of[i])
+                .filter(|&s| s != NO_SERVER && alpha > 0.0)
+                .map(|s| server[s as usize])
+                .fold(0.0f64, f64::max),
+            // Every server has a tool: the best of all tools' servers is the
+            // best of all servers.
+            None => server.iter().copied().fold(0.0f64, f64::max),
+        };
+        // Each server's part of its tools' scores, once per server.
+        let lift: Vec<f64> = if alpha > 0.0 && best_server > 0.0 {
+            server.iter().map(|&score| alpha * (score / best_server)).collect()
+        } else {
+            Vec::new()
+        };
+        Scored { index: self, own, lift, best }
     }
 
     /// The places (into `among`, or tool indices when None) of the best
@@ -347,20 +356,111 @@ impl SearchIndex {
     /// `matched_only`, a tool scoring 0 (no query term in it nor in its
     /// server's tools) is left out, unless the query has no term at all.
     pub fn rank(&self, query: &[u8], limit: usize, among: Option<&[usize]>, matched_only: bool) -> Vec<usize> {
-        let scores = self.scores(query, among);
-        let mut order: Vec<usize> = (0..scores.len()).collect();
-        if matched_only && self.has_terms(query) {
-            order.retain(|&j| scores[j] > 0.0);
+        let scored = self.score(query, among);
+        let keep_zero = !(matched_only && self.has_terms(query));
+        let count = among.map_or(self.len(), <[usize]>::len);
+        // The best `limit` seen so far, the worst on top: one pass over the
+        // tools, and a tool that does not beat the worst kept is not kept.
+        let mut kept: std::collections::BinaryHeap<Kept> = std::collections::BinaryHeap::with_capacity(limit.min(count) + 1);
+        // Most tools score well below the worst kept once there are `limit`,
+        // and a multiplication tells so without the division: the estimate
+        // is within a few units in the last place of the score (a billionth
+        // is ample room), so a tool it puts clearly below the worst kept is
+        // below it; any other is scored exactly. NaN and infinities are
+        // never below, and so always scored exactly.
+        let reciprocal = 1.0 / scored.best;
+        let mut bar = f64::NEG_INFINITY;
+        for place in 0..count {
+            let i = among.map_or(place, |places| places[place]);
+            if scored.estimate(i, reciprocal) * (1.0 + 1e-9) < bar {
+                continue;
+            }
+            let value = scored.value(i);
+            if !keep_zero && (value.is_nan() || value <= 0.0) {
+                continue;
+            }
+            let entry = Kept { value, place };
+            if kept.len() < limit {
+                kept.push(entry);
+            } else if kept.peek().is_some_and(|worst| entry < *worst) {
+                kept.pop();
+                kept.push(entry);
+            } else {
+                continue;
+            }
+            if kept.len() == limit {
+                bar = kept.peek().map_or(f64::NEG_INFINITY, |worst| worst.value);
+                // Far above the subnormals, where an estimate's error is
+                // relative; at or below, every tool is scored exactly.
+                if !(bar.is_finite() && bar > 1e-290) {
+                    bar = f64::NEG_INFINITY;
+                }
+            }
         }
-        let better = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b));
-        if limit < order.len() {
-            order.select_nth_unstable_by(limit, better);
-            order.truncate(limit);
-        }
-        order.sort_unstable_by(better);
-        order
+        // Ascending is best first.
+        kept.into_sorted_vec().into_iter().map(|entry| entry.place).collect()
     }
 }
+
+/// A query's parts of every score: tools' own sums and their best, and
+/// what each server adds to its tools (empty: nothing).
+struct Scored<'a> {
+    index: &'a SearchIndex,
+    own: Vec<f64>,
+    lift: Vec<f64>,
+    best: f64,
+}
+
+impl Scored<'_> {
+    /// Tool `i`'s score: `own / best + server_evidence * (server / best server)`.
+    #[inline]
+    fn value(&self, i: usize) -> f64 {
+        let mut value = if self.best > 0.0 { self.own[i] / self.best } else { 0.0 };
+        let s = self.index.server_of[i];
+        if !self.lift.is_empty() && s != NO_SERVER {
+            value += self.lift[s as usize];
+        }
+        value
+    }
+
+    /// [`value`](Self::value) with the division by the best own score
+    /// made a multiplication by its `reciprocal`.
+    #[inline]
+    fn estimate(&self, i: usize, reciprocal: f64) -> f64 {
+        let mut value = if self.best > 0.0 { self.own[i] * reciprocal } else { 0.0 };
+        let s = self.index.server_of[i];
+        if !self.lift.is_empty() && s != NO_SERVER {
+            value += self.lift[s as usize];
+        }
+        value
+    }
+}
+
+/// A ranked tool: ordered best first (the higher score, then the earlier place).
+struct Kept {
+    value: f64,
+    place: usize,
+}
+
+impl Ord for Kept {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.value.total_cmp(&self.value).then(self.place.cmp(&other.place))
+    }
+}
+
+impl PartialOrd for Kept {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Kept {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Kept {}
 
 /// Each server as one document: its tools' fields added up, but for the
 /// server field, its id's terms once (from its first tool).
@@ -541,6 +641,72 @@ mod tests {
         let index = SearchIndex::build(&catalog(), Ranking::default());
         assert!(!index.has_terms(b"   ,.;"));
         assert_eq!(index.rank(b"", 2, None, true), vec![0, 1]);
+    }
+
+    /// `rank` as its documentation says it: every score sorted, best first,
+    /// equal scores in input order, then the first `limit`.
+    fn rank_by_sorting(index: &SearchIndex, query: &[u8], limit: usize, among: Option<&[usize]>, matched_only: bool) -> Vec<usize> {
+        let scores = index.scores(query, among);
+        let mut order: Vec<usize> = (0..scores.len()).collect();
+        if matched_only && index.has_terms(query) {
+            order.retain(|&j| scores[j] > 0.0);
+        }
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        order.truncate(limit);
+        order
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { cases: 400, ..Default::default() })]
+
+        /// Few words, so that many scores tie; weights from the smallest
+        /// to the largest a Ranking allows, where scores underflow to
+        /// subnormals or overflow to infinity and NaN.
+        #[test]
+        fn rank_keeps_what_sorting_every_score_keeps(
+            tools in proptest::collection::vec((0usize..4, proptest::collection::vec(0usize..6, 0..5), proptest::collection::vec(0usize..6, 0..8)), 0..40),
+            query in proptest::collection::vec(0usize..7, 0..5),
+            scale in proptest::sample::select(vec![1.0, 1e-300, 5e-324, 1e-160, 1e300, f64::MAX]),
+            evidence in proptest::sample::select(vec![0.0, 1.0, 1e-310, 1e300]),
+            synonyms in proptest::sample::select(vec![0.0, 0.7]),
+            limit in 0usize..45,
+            among in proptest::option::of(proptest::collection::vec(0usize..40, 0..50)),
+            matched_only: bool,
+        ) {
+            const WORDS: [&str; 7] = ["file", "write", "save", "weather", "city", "note", "zzz"];
+            let text = |words: &[usize]| words.iter().map(|&w| WORDS[w]).collect::<Vec<_>>().join(" ");
+            let owned: Vec<(String, String, String)> =
+                tools.iter().map(|(server, name, description)| (format!("s{server}"), text(name), text(description))).collect();
+            let catalog: Vec<ToolText<'_>> = owned.iter().map(|(s, n, d)| tool(s, n, d)).collect();
+            let ranking = Ranking {
+                weights: [2.0 * scale, 0.0, 0.5 * scale, scale, 0.0],
+                server_evidence: evidence,
+                synonyms,
+                ..Ranking::default()
+            };
+            let index = SearchIndex::build(&catalog, ranking);
+            let among: Option<Vec<usize>> = among.map(|places| places.into_iter().filter(|&i| i < catalog.len()).collect());
+            let query = text(&query);
+            proptest::prop_assert_eq!(
+                index.rank(query.as_bytes(), limit, among.as_deref(), matched_only),
+                rank_by_sorting(&index, query.as_bytes(), limit, among.as_deref(), matched_only)
+            );
+        }
+    }
+
+    #[test]
+    fn rank_keeps_the_best_of_a_large_catalog() {
+        // Past the first `limit`, most tools are told apart by the estimate.
+        let owned: Vec<(String, String)> = (0..3000)
+            .map(|i| (format!("server{}", i % 37), format!("{} {} file note", ["write", "save", "city"][i % 3], "weather ".repeat(i % 5))))
+            .collect();
+        let catalog: Vec<ToolText<'_>> = owned.iter().map(|(s, d)| tool(s, "tool", d)).collect();
+        let index = SearchIndex::build(&catalog, Ranking::default());
+        for query in [&b"weather"[..], b"write a file", b"save the city weather note", b"zzz"] {
+            for limit in [1, 20, 500, 5000] {
+                assert_eq!(index.rank(query, limit, None, true), rank_by_sorting(&index, query, limit, None, true));
+            }
+        }
     }
 
     #[test]
