@@ -485,3 +485,70 @@ def test_a_catalog_read_in_parts_scores_as_the_reference():
                   "server799 maps", ""]:
         assert fast.scores(query) == ref.scores(query), query
         assert fast.rank(query, 20, None, True) == ref.rank(query, 20, None, True), query
+
+
+# --- a catalog large enough to be read on threads ----------------------------------
+
+class Described(str):
+    """A str subclass whose finalizer runs Python code when the index drops it."""
+
+    dropped = 0
+
+    def __del__(self) -> None:
+        Described.dropped += 1
+
+
+def _large_catalog(count: int) -> list[object]:
+    """Dict tools, Tool objects and tuples-by-callback mixed, with hostile text,
+    str subclasses and words that first appear late in the catalog."""
+    tools: list[object] = []
+    for i in range(count):
+        words = " ".join(WORDS[(i * 7 + k) % len(WORDS)] for k in range(i % 6 + 1))
+        hostile = HOSTILE[i % len(HOSTILE)]
+        description = f"{words} {hostile} late{i // 3000} n{i % 997}"
+        server = f"server{i % 613}" if i % 17 else None
+        if i % 3 == 0:
+            tools.append({"name": f"tool_{i}{hostile}", "description": Described(description),
+                          "server_id": server})
+        elif i % 3 == 1:
+            tools.append(Tool(server or "", f"getThing{i}", description))
+        else:
+            tools.append({"name": f"x{i}", "description": description, "server_id": server,
+                          "title": "Ti\ud800tle" if i % 5 == 0 else None})
+    return tools
+
+
+def test_a_large_catalog_read_on_threads_scores_as_the_reference():
+    # Two parts of 8,192 tools or more: read on two threads where there are two.
+    tools = _large_catalog(17_000)
+    fast, ref = ToolIndex(tools), reference_relevance.ToolIndex(tools)
+    for query in ["read the file", "weather in the city today", "late3 n5 数据", "getWeather",
+                  "/root/a.md and late0", "\ud800 İ Σίσυφος"]:
+        assert fast.scores(query) == ref.scores(query), query
+        assert fast.rank(query, 25) == ref.rank(query, 25), query
+        among = list(range(0, len(tools), 3))
+        assert fast.rank(query, 25, among, matched_only=True) == ref.rank(
+            query, 25, among, matched_only=True), query
+
+
+class Exploding:
+    """A tool whose name is a property that raises."""
+
+    description = "a tool"
+
+    @property
+    def name(self) -> str:
+        raise RuntimeError("this name cannot be read")
+
+
+def test_a_tool_that_raises_late_in_a_large_catalog_fails_the_build_cleanly():
+    tools = _large_catalog(20_000)
+    tools[15_000] = {"name": "ok", "description": 5}  # not a str: read as no description
+    assert len(ToolIndex(tools)) == 20_000
+    tools[15_000] = Exploding()
+    with pytest.raises(RuntimeError, match="this name cannot be read"):
+        ToolIndex(tools)
+    # The build given up leaves nothing behind: the next one is whole.
+    first = tools[:15_000]
+    assert ToolIndex(first).scores("late2 file") == reference_relevance.ToolIndex(
+        first).scores("late2 file")
