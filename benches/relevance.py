@@ -38,7 +38,7 @@ to answer a query (the best 20), in paired rounds, against:
 * a pure-Python BM25 with an inverted index (``plain BM25`` above): the
   targets, build under 1 s and a query under 5 ms, each at least 20x it;
 * the libraries a user might pick instead, when installed (``pip install
-  .[bench]``; said so when not): tantivy-py (the Tantivy engine, in Rust: an
+  .[search-baselines]``, part of ``.[bench]``; said so when not): tantivy-py (the Tantivy engine, in Rust: an
   index in memory, written on two threads) and bm25s (BM25 on NumPy arrays),
   each over name and description as one text with its own tokenizer, its
   query's tokenizing timed too; the target, to be faster. They index less
@@ -48,6 +48,7 @@ to answer a query (the best 20), in paired rounds, against:
 
 from __future__ import annotations
 
+import abc
 import argparse
 import functools
 import hashlib
@@ -283,18 +284,20 @@ def _seconds(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-class Alternative:
+class Alternative(abc.ABC):
     """A library a user might pick instead, indexing name and description as
     one text with its own tokenizer: ``build(texts)`` and then ``rank(query,
     limit)``, the query's tokenizing included."""
 
     name: str
 
+    @abc.abstractmethod
     def build(self, texts: Sequence[str]) -> None:
-        raise NotImplementedError
+        """Indexes ``texts``, replacing what was indexed."""
 
+    @abc.abstractmethod
     def rank(self, query: str, limit: int) -> list[int]:
-        raise NotImplementedError
+        """The places in ``texts`` of the best ``limit`` for ``query``, best first."""
 
 
 class Tantivy(Alternative):
