@@ -55,6 +55,12 @@ impl Documents {
         &run.entries[run.starts[at]..run.starts[at + 1]]
     }
 
+    /// Each document's entries, in document order: [`entries`](Self::entries)
+    /// of every document, without looking for its run.
+    pub(super) fn each(&self) -> impl Iterator<Item = &[(u32, [u32; 5])]> {
+        self.runs.iter().flat_map(|run| run.starts.windows(2).map(|at| &run.entries[at[0]..at[1]]))
+    }
+
     /// Every document's entries, in document order.
     pub(super) fn all_entries(&self) -> impl Iterator<Item = &(u32, [u32; 5])> {
         self.runs.iter().flat_map(|run| run.entries.iter())
@@ -356,6 +362,7 @@ mod tests {
             for doc in 0..tools.len() {
                 assert_eq!(many.docs.entries(doc), one.docs.entries(doc), "{threads} threads, document {doc}");
             }
+            assert!(many.docs.each().eq((0..tools.len()).map(|doc| many.docs.entries(doc))));
             assert_eq!(many.docs.lengths, one.docs.lengths);
             assert_eq!(many.vocabulary, one.vocabulary);
             assert_eq!(many.server_of, one.server_of);

@@ -115,9 +115,8 @@ impl Postings {
         let mut doc_of = vec![0u32; next];
         let mut contributions = vec![0.0f64; next];
         // Documents in order, so each list is in document order.
-        for doc in 0..total {
-            let length = &docs.lengths[doc];
-            for &(term, tf) in docs.entries(doc) {
+        for (doc, (entries, length)) in docs.each().zip(&docs.lengths).enumerate() {
+            for &(term, tf) in entries {
                 let mut x = 0.0f64;
                 for f in 0..5 {
                     let weight = ranking.weights[f];
@@ -330,14 +329,15 @@ impl SearchIndex {
             Some(places) => places.iter().map(|&i| own[i]).fold(0.0f64, f64::max),
             None => own.iter().copied().fold(0.0f64, f64::max),
         };
-        // (No server scores without server evidence.)
+        // Without server evidence there are no server scores (`server` is empty).
         let best_server = match among {
-            Some(places) => places
+            Some(places) if alpha > 0.0 => places
                 .iter()
                 .map(|&i| self.server_of[i])
-                .filter(|&s| s != NO_SERVER && alpha > 0.0)
+                .filter(|&s| s != NO_SERVER)
                 .map(|s| server[s as usize])
                 .fold(0.0f64, f64::max),
+            Some(_) => 0.0,
             // Every server has a tool: the best of all tools' servers is the
             // best of all servers.
             None => server.iter().copied().fold(0.0f64, f64::max),
@@ -415,24 +415,25 @@ impl Scored<'_> {
     /// Tool `i`'s score: `own / best + server_evidence * (server / best server)`.
     #[inline]
     fn value(&self, i: usize) -> f64 {
-        let mut value = if self.best > 0.0 { self.own[i] / self.best } else { 0.0 };
-        let s = self.index.server_of[i];
-        if !self.lift.is_empty() && s != NO_SERVER {
-            value += self.lift[s as usize];
-        }
-        value
+        self.lifted(i, if self.best > 0.0 { self.own[i] / self.best } else { 0.0 })
     }
 
     /// [`value`](Self::value) with the division by the best own score
     /// made a multiplication by its `reciprocal`.
     #[inline]
     fn estimate(&self, i: usize, reciprocal: f64) -> f64 {
-        let mut value = if self.best > 0.0 { self.own[i] * reciprocal } else { 0.0 };
+        self.lifted(i, if self.best > 0.0 { self.own[i] * reciprocal } else { 0.0 })
+    }
+
+    /// Tool `i`'s share of its own best, `own`, with its server's part added.
+    #[inline]
+    fn lifted(&self, i: usize, own: f64) -> f64 {
         let s = self.index.server_of[i];
         if !self.lift.is_empty() && s != NO_SERVER {
-            value += self.lift[s as usize];
+            own + self.lift[s as usize]
+        } else {
+            own
         }
-        value
     }
 }
 
