@@ -1,17 +1,15 @@
 //! Bindings for the ranked tool search: the index over tools' text, built
 //! from tuples of strings the Python side reads from each tool.
 //!
-//! Every `str` is read through an owned handle, kept until the build is
-//! done, and its UTF-8 view borrowed (a `str` never changes); text put
-//! together here (a tool's parameters) is owned. The GIL is released only
-//! around the core's work on those bytes.
+//! Every `str` is read through an owned handle and its bytes copied at once
+//! into one buffer of the catalog's text (with the text put together here, a
+//! tool's parameters), which the core then reads with the GIL released: no
+//! Python object is borrowed while Python code may run.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-
-use std::borrow::Cow;
 
 use super::{bytes_str, str_bytes, string_bytes, type_name};
 use crate::relevance::{self, Ranking, SearchIndex, FIELDS};
@@ -37,6 +35,59 @@ enum Field<'py> {
 }
 
 type Fields<'py> = [Option<Field<'py>>; 5];
+
+/// The tools' fields, copied one after another into one buffer.
+struct Text {
+    bytes: Vec<u8>,
+    /// Where each field ends in `bytes` (and the next begins): five a tool.
+    ends: Vec<usize>,
+    /// Per tool, which of its fields are present (bit `f`).
+    present: Vec<u8>,
+}
+
+impl Text {
+    fn with_capacity(tools: usize) -> Self {
+        // Room for a short tool's text; a catalog of long ones grows it.
+        Text { bytes: Vec::with_capacity(tools.saturating_mul(128)), ends: Vec::with_capacity(tools.saturating_mul(5)), present: Vec::with_capacity(tools) }
+    }
+
+    /// Copies one tool's fields.
+    fn push(&mut self, fields: &Fields<'_>) -> PyResult<()> {
+        let mut present = 0u8;
+        for (f, field) in fields.iter().enumerate() {
+            match field {
+                None => {}
+                Some(Field::Str(text)) => {
+                    self.bytes.extend_from_slice(&string_bytes(text)?);
+                    present |= 1 << f;
+                }
+                Some(Field::Made(text)) => {
+                    self.bytes.extend_from_slice(text);
+                    present |= 1 << f;
+                }
+            }
+            self.ends.push(self.bytes.len());
+        }
+        self.present.push(present);
+        Ok(())
+    }
+
+    /// Each tool's fields, as the core reads them.
+    fn tools(&self) -> Vec<relevance::ToolText<'_>> {
+        let mut start = 0;
+        self.ends
+            .chunks_exact(5)
+            .zip(&self.present)
+            .map(|(ends, &present)| {
+                std::array::from_fn(|f| {
+                    let field = &self.bytes[start..ends[f]];
+                    start = ends[f];
+                    (present & (1 << f) != 0).then_some(field)
+                })
+            })
+            .collect()
+    }
+}
 
 /// A field that is a `str`, held; None for anything else.
 fn str_field<'py>(value: Option<Bound<'py, PyAny>>) -> Option<Field<'py>> {
@@ -225,26 +276,15 @@ impl PySearchIndex {
             }
             tool_fields(&text_of.call1((item,))?, i, &wanted)
         };
-        let held = items.iter().enumerate().map(|(i, item)| read(i, item)).collect::<PyResult<Vec<_>>>()?;
-        // Borrowed from the strings `held` keeps alive until the build is done.
-        let mut bytes: Vec<[Option<Cow<'_, [u8]>>; 5]> = Vec::with_capacity(held.len());
-        for tool in &held {
-            let mut out: [Option<Cow<'_, [u8]>>; 5] = Default::default();
-            for (slot, field) in out.iter_mut().zip(tool) {
-                *slot = match field {
-                    None => None,
-                    Some(Field::Str(text)) => Some(string_bytes(text)?),
-                    Some(Field::Made(text)) => Some(Cow::Borrowed(text.as_slice())),
-                };
-            }
-            bytes.push(out);
+        // Each field copied as it is read into one buffer: the strings are
+        // visited once, no handle is kept (nor released at the end), and the
+        // core reads the text in order from one place.
+        let mut text = Text::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            text.push(&read(i, item)?)?;
         }
-        let build = || {
-            let texts: Vec<relevance::ToolText<'_>> =
-                bytes.iter().map(|tool| std::array::from_fn(|f| tool[f].as_deref())).collect();
-            SearchIndex::build(&texts, ranking)
-        };
-        let inner = if bytes.len() >= DETACH_AT { py.detach(build) } else { build() };
+        let build = || SearchIndex::build(&text.tools(), ranking);
+        let inner = if items.len() >= DETACH_AT { py.detach(build) } else { build() };
         Ok(PySearchIndex { inner })
     }
 
