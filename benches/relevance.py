@@ -432,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=pathlib.Path, default=DEFAULT_DATA,
                         help="a folder with catalog.json and tasks.json (or tasks*.json)")
     parser.add_argument("--tools", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--skip-timing", action="store_true")
     args = parser.parse_args(argv)
