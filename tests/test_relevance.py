@@ -5,6 +5,7 @@ floats in the same order)."""
 
 from __future__ import annotations
 
+import gc
 import unicodedata
 
 import pytest
@@ -520,7 +521,9 @@ def _large_catalog(count: int) -> list[object]:
 
 def test_a_large_catalog_read_on_threads_scores_as_the_reference():
     # Two parts of 8,192 tools or more: read on two threads where there are two.
+    dropped = Described.dropped
     tools = _large_catalog(17_000)
+    described = sum(isinstance(t, dict) and isinstance(t["description"], Described) for t in tools)
     fast, ref = ToolIndex(tools), reference_relevance.ToolIndex(tools)
     for query in ["read the file", "weather in the city today", "late3 n5 数据", "getWeather",
                   "/root/a.md and late0", "\ud800 İ Σίσυφος"]:
@@ -529,6 +532,12 @@ def test_a_large_catalog_read_on_threads_scores_as_the_reference():
         among = list(range(0, len(tools), 3))
         assert fast.rank(query, 25, among, matched_only=True) == ref.rank(
             query, 25, among, matched_only=True), query
+    # The index neither released a description the catalog still holds nor kept one.
+    del fast
+    assert Described.dropped == dropped
+    del ref, tools
+    gc.collect()
+    assert Described.dropped == dropped + described
 
 
 class Exploding:
