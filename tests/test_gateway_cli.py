@@ -313,6 +313,8 @@ def test_an_upstream_listing_a_name_twice_shows_neither(caplog):
     upstream = Upstream(ServerSpec("dup", "remote", url="http://127.0.0.1:9/mcp"))
     tools = [SimpleNamespace(name=name) for name in ("a", "b", "a", "c")]
     with caplog.at_level("WARNING", logger="toolfilter_fast.gateway"):
-        kept = upstream._unique(tools)
-    assert [t.name for t in kept] == ["b", "c"]
+        kept = upstream._unique("tools", tools)
+        prompts = upstream._unique("prompts", tools)
+    assert [t.name for t in kept] == [t.name for t in prompts] == ["b", "c"]
     assert "upstream 'dup' lists 2 tools named 'a': neither is shown" in caplog.text
+    assert "upstream 'dup' lists 2 prompts named 'a': neither is shown" in caplog.text
