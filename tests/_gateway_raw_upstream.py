@@ -12,8 +12,11 @@ hidden tool. The spec (JSON) holds:
   ``prompts/get`` and ``resources/read`` it answers (what really ran);
 * ``pid``: a file for the process id;
 * ``hang``: never answer anything (an upstream that never starts);
-* ``list_delay``: seconds to sleep before each ``tools/list`` answer;
-* ``stderr``: lines to write to stderr when it starts (a noisy server).
+* ``list_delay``: seconds to sleep before the ``tools/list`` answers whose
+  numbers (1 for the first) are in ``slow_lists`` (every one without it);
+* ``stderr``: lines to write to stderr when it starts (a noisy server);
+* ``reread``: read the spec file again before each ``tools/list`` (a test
+  changes the tools between listings).
 
 The modern era's ``server/discover`` is answered "method not found", so a
 client falls back to the ``initialize`` handshake.
@@ -52,7 +55,11 @@ def _answer(spec: dict, method: str, params: dict) -> dict:
     if method == "ping":
         return {}
     if method == "tools/list":
-        time.sleep(spec.get("list_delay", 0))
+        if spec.get("reread"):
+            spec.update(json.loads(Path(spec["_path"]).read_text(encoding="utf-8")))
+        spec["_lists"] = spec.get("_lists", 0) + 1
+        if "slow_lists" not in spec or spec["_lists"] in spec["slow_lists"]:
+            time.sleep(spec.get("list_delay", 0))
         return {"tools": spec.get("tools", [])}
     if method == "prompts/list":
         return {"prompts": spec.get("prompts", [])}
@@ -76,6 +83,7 @@ def _answer(spec: dict, method: str, params: dict) -> dict:
 
 def main(path: str) -> None:
     spec = json.loads(Path(path).read_text(encoding="utf-8"))
+    spec["_path"] = path
     if spec.get("pid"):
         Path(spec["pid"]).write_text(str(os.getpid()), encoding="utf-8")
     for line in spec.get("stderr", []):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -199,7 +200,9 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
         raise _usage_error("give one of --servers FILE, --url URL or -- CMD ARGS...")
     try:
         if args.servers:
-            servers = read_servers(args.servers)
+            # Each server fails alone: a command that does not exist is that
+            # server's error line, and the others are fetched.
+            servers = read_servers(args.servers, check_commands=False)
         elif args.url:
             name = args.server_id or _safe(urlsplit(args.url).hostname or "server")
             spec = parse_server(name, {"url": args.url}, "--url")
@@ -224,7 +227,8 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
     except ImportError:
         raise _usage_error(f"fetch {_GATEWAY_EXTRA}") from None
 
-    configure_logging("ERROR")
+    configure_logging("ERROR", "toolfilter fetch")
+    logging.getLogger("toolfilter_fast.gateway.stderr").setLevel("INFO")
 
     def report(fetched: Any) -> None:
         if fetched.error is None:

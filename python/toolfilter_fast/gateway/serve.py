@@ -414,10 +414,10 @@ def run(gateway: Gateway, transport: str, sock: socket.socket | None = None,
     return 0
 
 
-def configure_logging(level: str = "INFO") -> None:
+def configure_logging(level: str = "INFO", program: str = "toolfilter serve") -> None:
     """The gateway's log lines on stderr (stdout is the MCP stream over stdio)."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("toolfilter serve: %(levelname)s %(message)s"))
+    handler.setFormatter(logging.Formatter(f"{program}: %(levelname)s %(message)s"))
     log = logging.getLogger("toolfilter_fast")
     log.handlers[:] = [handler]
     log.setLevel(level)

@@ -35,10 +35,10 @@ cannot flood the gateway's log.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
 import os
+import select
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -112,18 +112,33 @@ class StderrRelay:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        read_end, write_end = os.pipe()
+        self._read, write_end = os.pipe()
         self.file: IO[str] = os.fdopen(write_end, "w")
-        self._reader = os.fdopen(read_end, "rb")
         self._window = 0.0
         self._count = 0
         self._dropped = 0
         threading.Thread(target=self._run, name=f"stderr of {name}", daemon=True).start()
 
     def _run(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            for raw in self._reader:
-                self._line(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        pending = b""
+        while True:
+            wait = max(self._window + STDERR_WINDOW - time.monotonic(), 0.0) \
+                if self._dropped else None
+            try:
+                ready, _, _ = select.select([self._read], [], [], wait)
+                chunk = os.read(self._read, 65536) if ready else None
+            except (OSError, ValueError):
+                break
+            if chunk is None:  # the window is over: say what it dropped
+                self._flush_dropped()
+                continue
+            if not chunk:
+                break
+            *lines, pending = (pending + chunk).split(b"\n")
+            for raw in lines:
+                self._line(raw.decode("utf-8", "replace").rstrip("\r"))
+        if pending:
+            self._line(pending.decode("utf-8", "replace"))
         self._flush_dropped()
 
     def _line(self, text: str) -> None:
