@@ -49,10 +49,15 @@ def write_setup(directory: Path) -> dict[str, Path]:
     servers = {name: {"command": sys.executable,
                       "args": [SCRIPT, name, str(directory / f"{name}.pid")]}
                for name in ("alpha", "beta")}
+    return write_files(directory, servers, POLICY)
+
+
+def write_files(directory: Path, servers: dict, policy: str) -> dict[str, Path]:
+    """``servers.json`` (``{"mcpServers": servers}``), ``policy.toml`` and ``tokens.json``."""
     paths = {"servers": directory / "servers.json", "policy": directory / "policy.toml",
              "tokens": directory / "tokens.json"}
     paths["servers"].write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    paths["policy"].write_text(POLICY, encoding="utf-8")
+    paths["policy"].write_text(policy, encoding="utf-8")
     paths["tokens"].write_text(json.dumps(TOKENS), encoding="utf-8")
     return paths
 
@@ -148,12 +153,7 @@ def raw_setup(directory: Path, specs: dict[str, dict], policy: str) -> dict[str,
         (directory / f"{name}.spec.json").write_text(json.dumps(spec), encoding="utf-8")
         servers[name] = {"command": sys.executable,
                          "args": [RAW_SCRIPT, str(directory / f"{name}.spec.json")]}
-    paths = {"servers": directory / "servers.json", "policy": directory / "policy.toml",
-             "tokens": directory / "tokens.json"}
-    paths["servers"].write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    paths["policy"].write_text(policy, encoding="utf-8")
-    paths["tokens"].write_text(json.dumps(TOKENS), encoding="utf-8")
-    return paths
+    return write_files(directory, servers, policy)
 
 
 def ran(directory: Path, name: str) -> list[tuple[str, str]]:
