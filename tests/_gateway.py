@@ -49,10 +49,15 @@ def write_setup(directory: Path) -> dict[str, Path]:
     servers = {name: {"command": sys.executable,
                       "args": [SCRIPT, name, str(directory / f"{name}.pid")]}
                for name in ("alpha", "beta")}
+    return write_files(directory, servers, POLICY)
+
+
+def write_files(directory: Path, servers: dict, policy: str) -> dict[str, Path]:
+    """``servers.json`` (``{"mcpServers": servers}``), ``policy.toml`` and ``tokens.json``."""
     paths = {"servers": directory / "servers.json", "policy": directory / "policy.toml",
              "tokens": directory / "tokens.json"}
     paths["servers"].write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    paths["policy"].write_text(POLICY, encoding="utf-8")
+    paths["policy"].write_text(policy, encoding="utf-8")
     paths["tokens"].write_text(json.dumps(TOKENS), encoding="utf-8")
     return paths
 
@@ -110,7 +115,8 @@ class Served:
             raise
 
 
-def serve_http(directory: Path, *extra: str) -> Served:
+def serve_http(directory: Path, *extra: str, ready: str = r"gateway ready on (http://\S+):"
+               ) -> Served:
     paths = write_setup(directory) if not (directory / "servers.json").exists() else {
         "servers": directory / "servers.json", "policy": directory / "policy.toml",
         "tokens": directory / "tokens.json"}
@@ -124,9 +130,66 @@ def serve_http(directory: Path, *extra: str) -> Served:
         )
     served = Served(process, log, "")
     try:
-        ready = served.wait_for(r"gateway ready on (http://\S+):")
+        found = served.wait_for(ready)
     except BaseException:
         served.stop()
         raise
-    served.url = ready[1]
+    served.url = found[1] if found.groups() else ""
     return served
+
+
+# --- hostile upstreams (``_gateway_raw_upstream.py``) ----------------------------------
+
+from _gateway_raw_upstream import SCRIPT as RAW_SCRIPT  # noqa: E402
+
+
+def raw_setup(directory: Path, specs: dict[str, dict], policy: str) -> dict[str, Path]:
+    """A servers file of raw upstreams (``{name: spec}``, each spec recording what
+    ran to ``NAME.record`` and its pid to ``NAME.pid``), the policy, the tokens."""
+    servers = {}
+    for name, spec in specs.items():
+        spec = {"record": str(directory / f"{name}.record"),
+                "pid": str(directory / f"{name}.pid"), **spec}
+        (directory / f"{name}.spec.json").write_text(json.dumps(spec), encoding="utf-8")
+        servers[name] = {"command": sys.executable,
+                         "args": [RAW_SCRIPT, str(directory / f"{name}.spec.json")]}
+    return write_files(directory, servers, policy)
+
+
+def ran(directory: Path, name: str) -> list[tuple[str, str]]:
+    """What the raw upstream ``name`` really ran: ``(method, name or URI)``."""
+    path = directory / f"{name}.record"
+    if not path.exists():
+        return []
+    return [(line["method"], line["name"]) for line in
+            map(json.loads, path.read_text(encoding="ascii").splitlines())]
+
+
+def stdio_gateway(paths: dict[str, Path], log: Path, *extra: str):
+    """FastMCP's client on ``toolfilter serve`` over stdio (this environment
+    passed on whole: FastMCP's transport passes only a few variables)."""
+    from fastmcp import Client
+    from fastmcp.client.transports import StdioTransport
+
+    transport = StdioTransport(
+        sys.executable,
+        ["-m", "toolfilter_fast", "serve", "--config", str(paths["policy"]),
+         "--servers", str(paths["servers"]), *extra],
+        keep_alive=False, log_file=log, env=dict(os.environ))
+    return Client(transport, timeout=DEADLINE, init_timeout=DEADLINE)
+
+
+def processes_with(token: str) -> list[int]:
+    """The live processes whose command line holds ``token`` (found by /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found

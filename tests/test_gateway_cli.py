@@ -313,6 +313,26 @@ def test_an_upstream_listing_a_name_twice_shows_neither(caplog):
     upstream = Upstream(ServerSpec("dup", "remote", url="http://127.0.0.1:9/mcp"))
     tools = [SimpleNamespace(name=name) for name in ("a", "b", "a", "c")]
     with caplog.at_level("WARNING", logger="toolfilter_fast.gateway"):
-        kept = upstream._unique(tools)
-    assert [t.name for t in kept] == ["b", "c"]
+        kept = upstream._unique("tools", tools)
+        prompts = upstream._unique("prompts", tools)
+    assert [t.name for t in kept] == [t.name for t in prompts] == ["b", "c"]
     assert "upstream 'dup' lists 2 tools named 'a': neither is shown" in caplog.text
+    assert "upstream 'dup' lists 2 prompts named 'a': neither is shown" in caplog.text
+
+
+def test_fetch_a_server_whose_command_does_not_exist_fails_alone(tmp_path):
+    servers = {"gone": {"command": "toolfilter-no-such-command-anywhere"},
+               "beta": {"command": sys.executable, "args": [SCRIPT, "beta"]}}
+    (tmp_path / "servers.json").write_text(json.dumps({"mcpServers": servers}))
+    result = toolfilter("fetch", "--servers", str(tmp_path / "servers.json"), "-o",
+                        str(tmp_path / "out"))
+    assert result.returncode == 1, result.stderr
+    assert "gone: error: command 'toolfilter-no-such-command-anywhere' not found on PATH" \
+        in result.stderr
+    assert (tmp_path / "out" / "beta.json").exists()
+    assert "fetched 1 of 2 servers" in result.stderr
+
+
+def test_fetch_errors_name_the_command():
+    result = toolfilter("fetch", "-o", "unused")
+    one_line_error(result, "toolfilter fetch: error: give one of --servers FILE")

@@ -42,7 +42,7 @@ def stdio_client(paths, tmp_path, *extra):
         sys.executable,
         ["-m", "toolfilter_fast", "serve", "--config", str(paths["policy"]),
          "--servers", str(paths["servers"]), *extra],
-        keep_alive=False, log_file=tmp_path / "serve.log",
+        keep_alive=False, log_file=tmp_path / "serve.log", env=dict(os.environ),
     )
     return Client(transport, timeout=DEADLINE, init_timeout=DEADLINE)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,11 @@ def _auth(args: argparse.Namespace) -> Any:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    # First: a SIGINT or SIGTERM from here on stops the gateway, whatever it is doing.
+    from .stopping import Stopper
+
+    stopper = Stopper()
+    stopper.install()
     http = args.transport == "http"
     if http and args.ctx is not None:
         raise _usage_error("--ctx is for --transport stdio; over HTTP the ctx is each "
@@ -154,8 +160,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     serve.configure_logging(args.log_level)
     gateway = serve.build_gateway(policy, servers, ctx=ctx, message=message, auth=auth,
-                                  start_timeout=args.start_timeout)
-    return serve.run(gateway, args.transport, sock)
+                                  start_timeout=args.start_timeout,
+                                  list_timeout=args.list_timeout,
+                                  policy_timeout=args.policy_timeout)
+    return serve.run(gateway, args.transport, sock, stopper)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds > 0")
+    return value
 
 
 # --- fetch -----------------------------------------------------------------------------
@@ -174,7 +192,7 @@ def _safe(name: str) -> str:
 
 
 def _cmd_fetch(args: argparse.Namespace) -> int:
-    command = list(args.command or [])
+    command = list(args.server_command or [])
     if command and command[0] == "--":
         command = command[1:]
     given = sum(bool(x) for x in (args.servers, args.url, command))
@@ -182,7 +200,9 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
         raise _usage_error("give one of --servers FILE, --url URL or -- CMD ARGS...")
     try:
         if args.servers:
-            servers = read_servers(args.servers)
+            # Each server fails alone: a command that does not exist is that
+            # server's error line, and the others are fetched.
+            servers = read_servers(args.servers, check_commands=False)
         elif args.url:
             name = args.server_id or _safe(urlsplit(args.url).hostname or "server")
             spec = parse_server(name, {"url": args.url}, "--url")
@@ -207,7 +227,8 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
     except ImportError:
         raise _usage_error(f"fetch {_GATEWAY_EXTRA}") from None
 
-    configure_logging("ERROR")
+    configure_logging("ERROR", "toolfilter fetch")
+    logging.getLogger("toolfilter_fast.gateway.stderr").setLevel("INFO")
 
     def report(fetched: Any) -> None:
         if fetched.error is None:
@@ -298,8 +319,15 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     serve.add_argument("--issuer", help="http: the JWTs' required issuer")
     serve.add_argument("--audience", help="http: the JWTs' required audience")
     serve.add_argument("--algorithm", help="http: the JWT algorithm (default: RS256)")
-    serve.add_argument("--start-timeout", type=float, default=30.0, metavar="SECONDS",
-                       help="how long an upstream may take to start (default: 30)")
+    serve.add_argument("--start-timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                       help="how long an upstream may take to start, or to answer a list "
+                            "in the background once slow (default: 30)")
+    serve.add_argument("--list-timeout", type=_seconds, default=10.0, metavar="SECONDS",
+                       help="how long a listing waits for one upstream; past it the upstream "
+                            "is slow, left out and not waited for (default: 10)")
+    serve.add_argument("--policy-timeout", type=_seconds, default=5.0, metavar="SECONDS",
+                       help="the budget of one policy evaluation (run off the event loop); "
+                            "past it the request fails closed (default: 5)")
     serve.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                        default="INFO", help="default: INFO")
     serve.set_defaults(run=_cmd_serve)
@@ -318,9 +346,9 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     fetch.add_argument("--server-id", metavar="ID",
                        help="the name of the --url or command server (default: from the "
                             "URL's host or the command)")
-    fetch.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+    fetch.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
                        help="per server (default: 30)")
-    fetch.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS",
+    fetch.add_argument("server_command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS",
                        help="one stdio server, the command line after --")
     fetch.set_defaults(run=_cmd_fetch)
 

@@ -4,8 +4,10 @@ catalog file, ``DIR/SERVER.json``, which ``check``, ``explain``, ``lint`` and
 
 Each server is connected with FastMCP's ``Client`` on the transport its entry
 describes (the same one the gateway uses), listed (every page), and
-disconnected, its process ended. A server that fails is reported on its own
-line and the others go on.
+disconnected, its process ended. A server that fails (its command does not
+exist, it does not start, it answers an error) is reported on its own line and
+the others go on; a stdio server's stderr is logged line by line with its name,
+as the gateway logs it.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from typing import Any
 
 from fastmcp import Client
 
-from .servers import ServerSpec
-from .upstream import _transport, _why
+from .servers import ServerSpec, command_error
+from .upstream import StderrRelay, _transport, _why
 
 __all__ = ["Fetched", "fetch_all"]
 
@@ -41,8 +43,13 @@ def _definition(tool: Any) -> dict[str, Any]:
 
 
 async def _fetch(spec: ServerSpec, directory: Path, timeout: float) -> Fetched:
+    unusable = command_error(spec)
+    if unusable is not None:
+        return Fetched(spec.name, None, 0, unusable)
+    relay = StderrRelay(spec.name) if spec.kind == "stdio" else None
     try:
-        client = Client(_transport(spec), init_timeout=timeout, timeout=timeout)
+        client = Client(_transport(spec, relay.file if relay else None), init_timeout=timeout,
+                        timeout=timeout)
         async with client:
             tools = await client.list_tools()
         await client.transport.close()  # type: ignore[no-untyped-call]

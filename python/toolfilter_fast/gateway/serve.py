@@ -1,67 +1,62 @@
 """``toolfilter serve``: a FastMCP server in front of the servers of a servers
-file, with the Policy on every ``tools/list`` and ``tools/call``.
+file, with the Policy on every listing, call, ``prompts/get`` and
+``resources/read``.
 
 The gateway is FastMCP's own machinery, put together:
 
 * each upstream is an :class:`~toolfilter_fast.gateway.upstream.Upstream`, a
-  ``ProxyProvider``, added with :class:`FlatNames` (FastMCP's ``Namespace``
-  transform with ``SERVER__`` as the prefix), so its tool ``t`` is ``SERVER__t``;
-* the Policy is :class:`PolicyTransform`, a server-level FastMCP ``Transform``:
-  FastMCP resolves every listing and every call by name through it, so a tool
-  it hides is unknown to FastMCP, which answers a call to it with its own
-  "Unknown tool" error, the one it gives a name that never existed;
+  ``ProxyProvider`` that knows its health and never makes a request wait on
+  it past its deadline;
+* one :class:`~toolfilter_fast.gateway.provider.GatewayProvider` names their
+  components (tool ``t`` of server ``s`` is ``s__t``), runs the Policy on
+  every listing and lookup, and routes each request by an explicit map to the
+  upstream's exact name: a component it hides is unknown to FastMCP, which
+  answers for it with its own "Unknown tool" (prompt, resource) error, the one
+  it gives a name that never existed;
 * the caller is FastMCP's verified access token (``StaticTokenVerifier`` for a
   token file, ``JWTVerifier`` for JWT/JWKS) and the request's headers, over
-  HTTP; over stdio, one ctx given on the command line.
+  HTTP (uvicorn, run here so that the gateway owns its signals); over stdio,
+  one ctx given on the command line.
 
 The policy file is read again on SIGHUP and when it changes (its size, time or
 inode, looked at every second); a file that does not load is logged and the
 policy in force stays. Each request reads the policy once, so a reload never
-drops one. SIGINT and SIGTERM stop the gateway, which ends its upstreams'
-processes and waits for them.
+drops one. SIGINT and SIGTERM stop the gateway at any moment, starting up
+included, which ends its upstreams' processes and waits for them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
+import re
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fastmcp import FastMCP
 from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.dependencies import get_access_token, get_context, get_http_headers
-from fastmcp.server.transforms import Namespace, Transform
-from fastmcp.tools.base import Tool as FastMCPTool
 
-from .._tool import Tool, as_mapping
 from ..policy import Policy
-from .servers import SEPARATOR, ServerSpec, split_flat_name
+from .provider import GatewayProvider, PolicyRunner
+from .servers import ServerSpec
+from .stopping import Stopper
 from .upstream import Upstream, logger
 
-__all__ = ["FlatNames", "Gateway", "MessageSource", "PolicyFile", "PolicyTransform",
-           "bind", "build_gateway", "request_ctx", "run"]
+__all__ = ["Gateway", "MessageSource", "PolicyFile", "Stopper", "bind", "build_gateway",
+           "request_ctx", "run"]
 
 #: How often the policy file is looked at for a change, in seconds.
 WATCH_INTERVAL = 1.0
 #: How long a stop waits for the upstreams to end, in seconds.
 STOP_TIMEOUT = 10.0
-
-
-class FlatNames(Namespace):
-    """FastMCP's ``Namespace`` with ``SERVER__`` for a prefix: tool and prompt
-    ``t`` of server ``SERVER`` is ``SERVER__t`` (resources are
-    ``scheme://SERVER/path``, as ``Namespace`` writes them)."""
-
-    def __init__(self, server_id: str) -> None:
-        super().__init__(server_id)
-        self._name_prefix = f"{server_id}{SEPARATOR}"
 
 
 # --- the policy file ---------------------------------------------------------------
@@ -150,13 +145,6 @@ def _request_meta() -> Any:
     return getattr(request_context, "meta", None) if request_context is not None else None
 
 
-def _in_request() -> bool:
-    try:
-        return get_context().request_context is not None
-    except RuntimeError:
-        return False
-
-
 def request_ctx(headers: Sequence[str]) -> dict[str, Any]:
     """The ctx of an HTTP request: ``client_id``, ``scopes`` and ``claims`` of the
     verified token (None, [] and {} without one) and the ``headers`` chosen,
@@ -172,92 +160,6 @@ def request_ctx(headers: Sequence[str]) -> dict[str, Any]:
     }
 
 
-# --- the policy transform ----------------------------------------------------------
-
-
-def _record(server_id: str, name: str, tool: FastMCPTool) -> Tool:
-    """The Tool the policy judges: the upstream's definition under its own name."""
-    return Tool(server_id, name, tool.description, as_mapping(tool.parameters, "inputSchema"),
-                as_mapping(tool.annotations, "annotations"), tool.title,
-                as_mapping(tool.meta, "_meta"),
-                as_mapping(tool.output_schema, "outputSchema"))
-
-
-class PolicyTransform(Transform):
-    """The Policy on the gateway's aggregated tools, per request.
-
-    ``list_tools`` orders the tools (servers in the servers file's order, each
-    server's tools by name), runs :meth:`Policy.select` with the request's ctx
-    and message and keeps what it keeps. ``get_tool`` (every call by name)
-    keeps a tool only if that listing would: alone when the policy has no
-    budget (visibility and groups judge each tool by itself), else against the
-    whole listing. A tool it does not keep is None: FastMCP answers the call
-    as for a name that never existed, and one log line names the caller, the
-    tool and the stage (never the arguments).
-    """
-
-    def __init__(self, policy: PolicyFile, servers: Sequence[str], *,
-                 ctx: Callable[[], Any], message: MessageSource,
-                 every_tool: Callable[[], Awaitable[Sequence[FastMCPTool]]]) -> None:
-        self._policy = policy
-        self._order = {name: i for i, name in enumerate(servers)}
-        self._ctx = ctx
-        self._message = message
-        self._every_tool = every_tool
-
-    def _records(self, tools: Sequence[FastMCPTool]) -> list[tuple[Tool, FastMCPTool]]:
-        pairs = []
-        for tool in tools:
-            split = split_flat_name(tool.name)
-            if split is None or split[0] not in self._order:
-                continue  # no upstream's tool: nothing to route a call to
-            try:
-                pairs.append((_record(split[0], split[1], tool), tool))
-            except (TypeError, ValueError):
-                logger.warning("tool %r hidden: its definition cannot be read", tool.name)
-        pairs.sort(key=lambda pair: (self._order[pair[0].server_id], pair[0].name))
-        return pairs
-
-    def _caller(self) -> tuple[Any, str | None]:
-        return self._ctx(), self._message.read()
-
-    async def list_tools(self, tools: Sequence[FastMCPTool]) -> Sequence[FastMCPTool]:
-        pairs = self._records(tools)
-        try:
-            ctx, message = self._caller()
-            selection = self._policy.policy.select([r for r, _ in pairs], ctx, message)
-        except Exception:
-            logger.warning("every tool hidden from a listing: the policy raised", exc_info=True)
-            return []
-        return [tool for i, (_, tool) in enumerate(pairs) if selection.stage_of(i) is None]
-
-    async def get_tool(self, name: str, call_next: Any, *, version: Any = None) -> Any:
-        tool = await call_next(name, version=version)
-        if tool is None:
-            return None
-        policy = self._policy.policy
-        try:
-            ctx, message = self._caller()
-            if policy.max_tools is None:
-                pairs = self._records([tool])
-                index = 0
-            else:
-                pairs = self._records(await self._every_tool())
-                index = next((i for i, (_, t) in enumerate(pairs) if t.name == name), -1)
-            stage = policy.select([r for r, _ in pairs], ctx, message).stage_of(index) \
-                if index >= 0 and pairs else "visibility"
-        except Exception:
-            logger.warning("call to %r refused: the policy raised", name, exc_info=True)
-            return None
-        if stage is None:
-            return tool
-        if _in_request():
-            client = ctx.get("client_id") if isinstance(ctx, Mapping) else None
-            logger.warning("hidden tool called: client %s, tool %r, stage %s",
-                           "-" if client is None else repr(client), name, stage)
-        return None
-
-
 # --- the gateway -------------------------------------------------------------------
 
 
@@ -268,18 +170,23 @@ class Gateway:
     server: FastMCP[Any]
     upstreams: list[Upstream]
     policy: PolicyFile
+    provider: GatewayProvider
     #: Where it serves, for the log: ``stdio`` or the HTTP endpoint's URL.
     where: str = "stdio"
 
-    async def every_tool(self) -> list[FastMCPTool]:
-        """Every upstream's tools under their flat names, before the policy."""
-        lists = await asyncio.gather(*(self._flat(u) for u in self.upstreams))
-        return [tool for tools in lists for tool in tools]
+    async def start(self) -> None:
+        """Starts every upstream (at once; each within its start timeout) and
+        says so in one log line."""
+        await asyncio.gather(*(u.start() for u in self.upstreams))
+        up = [u.name for u in self.upstreams if u.down is None]
+        logger.warning("gateway ready on %s: %d of %d upstreams up%s", self.where, len(up),
+                       len(self.upstreams), f" ({', '.join(up)})" if up else "")
 
-    @staticmethod
-    async def _flat(upstream: Upstream) -> list[FastMCPTool]:
-        names = FlatNames(upstream.name)
-        return list(await names.list_tools(await upstream.list_tools()))
+    async def close(self) -> None:
+        """Ends every upstream's process (or connection), waiting at most STOP_TIMEOUT."""
+        with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*(_close(u) for u in self.upstreams)),
+                                   STOP_TIMEOUT)
 
     async def reload(self, why: str) -> None:
         """The policy read again; stdio upstreams that are down started again."""
@@ -290,18 +197,15 @@ class Gateway:
 def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
                   ctx: Callable[[], Any], message: MessageSource,
                   auth: TokenVerifier | None = None, start_timeout: float = 30.0,
+                  list_timeout: float = 10.0, policy_timeout: float = 5.0,
                   watch: bool = True) -> Gateway:
-    upstreams = [Upstream(spec, start_timeout=start_timeout) for spec in servers]
+    upstreams = [Upstream(spec, start_timeout=start_timeout, list_timeout=list_timeout)
+                 for spec in servers]
     holder: list[Gateway] = []
 
     @contextlib.asynccontextmanager
     async def lifespan(server: FastMCP[Any]) -> AsyncIterator[dict[str, Any]]:
-        gateway = holder[0]
-        await asyncio.gather(*(u.start() for u in upstreams))
-        up = [u.name for u in upstreams if u.down is None]
-        logger.warning("gateway ready on %s: %d of %d upstreams up%s", gateway.where, len(up),
-                       len(upstreams), f" ({', '.join(up)})" if up else "")
-        watcher = asyncio.create_task(_watch(gateway)) if watch else None
+        watcher = asyncio.create_task(_watch(holder[0])) if watch else None
         try:
             yield {}
         finally:
@@ -309,17 +213,14 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
                 watcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await watcher
-            await asyncio.gather(*(_close(u) for u in upstreams))
-            logger.warning("gateway stopped: upstreams closed")
 
     server: FastMCP[Any] = FastMCP("toolfilter gateway", auth=auth, lifespan=lifespan,
                                    mask_error_details=False)
-    for upstream in upstreams:
-        server.add_provider(upstream.wrap_transform(FlatNames(upstream.name)))
-    gateway = Gateway(server, upstreams, policy)
+    provider = GatewayProvider(upstreams, lambda: policy.policy, ctx=ctx, message=message.read,
+                               runner=PolicyRunner(policy_timeout))
+    server.add_provider(provider)
+    gateway = Gateway(server, upstreams, policy, provider)
     holder.append(gateway)
-    server.add_transform(PolicyTransform(policy, [s.name for s in servers], ctx=ctx,
-                                         message=message, every_tool=gateway.every_tool))
     return gateway
 
 
@@ -350,14 +251,12 @@ async def _watch(gateway: Gateway) -> None:
             loop.remove_signal_handler(signal.SIGHUP)
 
 
-# --- running -----------------------------------------------------------------------
+# --- stopping --------------------------------------------------------------------------
 
 
 async def _stop_now(gateway: Gateway, signame: str) -> None:
     try:
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(
-                asyncio.gather(*(_close(u) for u in gateway.upstreams)), STOP_TIMEOUT)
+        await gateway.close()
         logger.warning("gateway stopped: upstreams closed")
         logger.warning("stopped by %s", signame)
     finally:
@@ -381,54 +280,144 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def _run(gateway: Gateway, transport: str, sock: socket.socket | None,
-               stopped: list[str]) -> None:
-    server = gateway.server
-    if transport == "stdio":
-        loop = asyncio.get_running_loop()
+class _Uvicorn:
+    """uvicorn's server, made when serving starts; its own signal handling off
+    (the gateway's :class:`Stopper` owns SIGINT and SIGTERM)."""
 
-        def stop(signum: int, _frame: Any) -> None:
-            # The stdio server reads stdin in a thread that a cancellation
-            # cannot interrupt, so a signal does not wait for it: the
-            # upstreams are closed (their processes ended and waited for) and
-            # the process ends.
-            name = signal.Signals(signum).name
-            loop.call_soon_threadsafe(lambda: loop.create_task(_stop_now(gateway, name)))
+    def __init__(self, app: Any) -> None:
+        import uvicorn
 
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, stop)
-        await server.run_stdio_async(show_banner=False, log_level="WARNING")
-        return
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                yield
 
-    def note(signum: int, _frame: Any) -> None:
-        # uvicorn handles the signal itself (a graceful stop), then hands it on here.
-        stopped.append(signal.Signals(signum).name)
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, note)
-    assert sock is not None
-    host, port = sock.getsockname()[:2]
-    await server.run_http_async(show_banner=False, log_level="WARNING", sockets=[sock],
-                                host=host, port=port)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", ws="none",
+                                timeout_graceful_shutdown=2)
+        self.server = Server(config)
 
 
-def run(gateway: Gateway, transport: str, sock: socket.socket | None = None) -> int:
+def _loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _RefusalLog:
+    """An ASGI wrapper that logs every refused request (HTTP 401): the client's
+    address and why (no bearer token, or the server's description of what was
+    wrong with it), never the token."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def watch(message: Any) -> None:
+            if message.get("type") == "http.response.start" and message.get("status") == 401:
+                _log_refusal(scope, message)
+            await send(message)
+
+        await self.app(scope, receive, watch)
+
+
+def _log_refusal(scope: Any, message: Any) -> None:
+    headers = {key.lower(): value for key, value in scope.get("headers", [])}
+    client = scope.get("client")
+    where = f"{client[0]}:{client[1]}" if client else "-"
+    if not headers.get(b"authorization", b"").strip():
+        why = "no bearer token"
+    else:
+        answer = {key.lower(): value for key, value in message.get("headers", [])}
+        said = answer.get(b"www-authenticate", b"").decode("latin-1")
+        found = re.search(r'error_description="([^"]*)"', said)
+        why = "the bearer token was refused" + (f" ({found[1]})" if found else "")
+    logger.warning("request refused (HTTP 401): client %s, %s", where, why)
+
+
+async def _serve_http(gateway: Gateway, sock: socket.socket,
+                      made: Callable[[Any], None]) -> None:
+    import fastmcp
+
+    host = sock.getsockname()[0]
+    protection = fastmcp.settings.http_host_origin_protection
+    allowed = fastmcp.settings.http_allowed_hosts
+    if protection == "auto" and _loopback(host):
+        allowed = [*(allowed or []), host]
+    app = gateway.server.http_app(transport="http", host_origin_protection=protection,
+                                  allowed_hosts=allowed)
+    uvicorn_server = _Uvicorn(_RefusalLog(app)).server
+    made(uvicorn_server)
+    await uvicorn_server.serve(sockets=[sock])
+
+
+async def _main(gateway: Gateway, transport: str, sock: socket.socket | None,
+                stopper: Stopper) -> None:
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    assert main is not None
+    state: dict[str, Any] = {"serving": False, "uvicorn": None}
+
+    def act(signame: str, first: bool) -> None:
+        uvicorn_server = state["uvicorn"]
+        if not state["serving"]:
+            main.cancel()
+        elif transport == "stdio":
+            if first:
+                state["stopping"] = loop.create_task(_stop_now(gateway, signame))
+        elif uvicorn_server is None:
+            main.cancel()
+        elif first:
+            uvicorn_server.should_exit = True
+        else:
+            uvicorn_server.force_exit = True
+
+    stopper.attach(loop, act)
+    try:
+        await gateway.start()
+        state["serving"] = True
+        if transport == "stdio":
+            await gateway.server.run_stdio_async(show_banner=False, log_level="WARNING")
+        else:
+            assert sock is not None
+            await _serve_http(gateway, sock, lambda made: state.__setitem__("uvicorn", made))
+    except asyncio.CancelledError:
+        if stopper.signal is None:
+            raise
+    finally:
+        await asyncio.shield(_closed(gateway))
+
+
+async def _closed(gateway: Gateway) -> None:
+    await gateway.close()
+    logger.warning("gateway stopped: upstreams closed")
+
+
+def run(gateway: Gateway, transport: str, sock: socket.socket | None = None,
+        stopper: Stopper | None = None) -> int:
     """Serves until the client goes away or a signal stops it; 0 when it stops cleanly."""
+    if stopper is None:
+        stopper = Stopper()
+        stopper.install()
     if sock is not None:
         host, port = sock.getsockname()[:2]
         gateway.where = f"http://{host if ':' not in host else f'[{host}]'}:{port}/mcp"
-    stopped: list[str] = []
-    asyncio.run(_run(gateway, transport, sock, stopped))
-    if stopped:
-        logger.warning("stopped by %s", stopped[0])
+    if stopper.signal is None:
+        asyncio.run(_main(gateway, transport, sock, stopper))
+    if stopper.signal is not None:
+        logger.warning("stopped by %s", stopper.signal)
     sys.stdout.flush()
     return 0
 
 
-def configure_logging(level: str = "INFO") -> None:
+def configure_logging(level: str = "INFO", program: str = "toolfilter serve") -> None:
     """The gateway's log lines on stderr (stdout is the MCP stream over stdio)."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("toolfilter serve: %(levelname)s %(message)s"))
+    handler.setFormatter(logging.Formatter(f"{program}: %(levelname)s %(message)s"))
     log = logging.getLogger("toolfilter_fast")
     log.handlers[:] = [handler]
     log.setLevel(level)

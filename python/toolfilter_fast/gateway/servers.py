@@ -26,7 +26,8 @@ from typing import Any
 from .. import _core
 from ..filter.explain import Explainer
 
-__all__ = ["SEPARATOR", "ServerSpec", "ServersError", "check_server_id", "flat_name",
+__all__ = ["SEPARATOR", "ServerSpec", "ServersError", "check_server_id", "command_error",
+           "flat_name",
            "read_servers", "split_flat_name", "unknown_servers"]
 
 #: What joins a server's name and a tool's name in the gateway's flat names.
@@ -115,8 +116,10 @@ def _resolve(command: str, env: Mapping[str, str], cwd: str | None, where: str) 
         raise ServersError(f"{where}: command {command!r} not found on PATH")
 
 
-def parse_server(name: str, entry: Any, where: str) -> ServerSpec | None:
-    """One entry of ``mcpServers``; None for a disabled one."""
+def parse_server(name: str, entry: Any, where: str, *,
+                 check_command: bool = True) -> ServerSpec | None:
+    """One entry of ``mcpServers``; None for a disabled one. ``check_command``
+    False leaves a stdio server's command unchecked (:func:`command_error`)."""
     where = f"{where}: server {name!r}"
     if not isinstance(entry, dict):
         raise ServersError(f"{where}: an entry is an object, not {_type_name(entry)}")
@@ -139,7 +142,8 @@ def parse_server(name: str, entry: Any, where: str) -> ServerSpec | None:
         cwd = entry.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise ServersError(f"{where}: 'cwd' must be a string, not {_type_name(cwd)}")
-        _resolve(command, env, cwd, where)
+        if check_command:
+            _resolve(command, env, cwd, where)
         return ServerSpec(name, "stdio", command=command, args=args, env=env, cwd=cwd)
     if "url" in entry:
         url = entry["url"]
@@ -154,8 +158,21 @@ def parse_server(name: str, entry: Any, where: str) -> ServerSpec | None:
                        "(a remote one)")
 
 
-def read_servers(path: str) -> list[ServerSpec]:
-    """The enabled servers of a servers file, in the file's order."""
+def command_error(spec: ServerSpec) -> str | None:
+    """Why a stdio server's command cannot be run (not found on ``PATH``, not
+    executable), or None."""
+    if spec.kind != "stdio" or spec.command is None:
+        return None
+    try:
+        _resolve(spec.command, spec.env, spec.cwd, f"server {spec.name!r}")
+    except ServersError as err:
+        return str(err).split(": ", 1)[1]
+    return None
+
+
+def read_servers(path: str, *, check_commands: bool = True) -> list[ServerSpec]:
+    """The enabled servers of a servers file, in the file's order (each stdio
+    server's command checked, unless ``check_commands`` is False)."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
@@ -170,7 +187,8 @@ def read_servers(path: str) -> list[ServerSpec]:
     if not isinstance(doc, dict) or not isinstance(doc.get("mcpServers"), dict):
         raise ServersError(f"{path}: expected an object with an 'mcpServers' object, as "
                            "MCP clients write it")
-    servers = [parse_server(name, entry, path) for name, entry in doc["mcpServers"].items()]
+    servers = [parse_server(name, entry, path, check_command=check_commands)
+               for name, entry in doc["mcpServers"].items()]
     enabled = [spec for spec in servers if spec is not None]
     if not enabled:
         raise ServersError(f"{path}: no enabled server in 'mcpServers'")

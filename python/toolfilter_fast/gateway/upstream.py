@@ -1,34 +1,49 @@
 """One server behind the gateway: a FastMCP ``ProxyProvider`` that knows when
-its server is gone.
+its server is gone or slow, and never makes a request wait on it for longer
+than its deadline.
 
-FastMCP's proxy does the protocol: each request of the gateway gets a fresh
-``ProxyClient`` on the upstream's transport (what ``fastmcp.server.create_proxy``
-does), a stdio upstream keeps one process for all of them, and the tool list
-is cached between a ``tools/list`` and the calls after it. What this module
-adds is the upstream's health:
+FastMCP's proxy does the protocol: each query gets a fresh ``ProxyClient`` on
+the upstream's transport (what ``fastmcp.server.create_proxy`` does), and a
+stdio upstream keeps one process for all of them. What this module adds is
+the upstream's health, and its lists as the gateway reads them
+(:meth:`Upstream.listing`, by the upstream's own names):
 
-* a stdio upstream starts once; when its process ends (it crashed, or was
-  killed), FastMCP's transport would quietly start a new one on the next
-  request. Here the upstream is *down* instead: its tools disappear, one log
-  line says why, and it stays down until the gateway is reloaded (SIGHUP),
-  which starts it again;
-* a remote upstream that fails a request is down until a later request
-  succeeds (one log line each way);
-* an upstream that lists a tool name twice: both are named in a warning and
-  neither is shown or callable (a call cannot tell them apart).
+* **up**: a listing asks it, and waits for the answer at most ``list_timeout``
+  seconds from when the question was sent (requests that come meanwhile wait
+  for the same answer);
+* **slow**: it did not answer within that deadline. One log line says so, its
+  components are left out, and no request waits for it: the question stays
+  asked in the background, and its answer (within ``start_timeout``) makes it
+  up again, with a log line;
+* **down**: it failed to start, its answer was an error, or it did not
+  answer within ``start_timeout``. Its components are left out at once. A
+  stdio upstream whose process has ended is not started again behind the
+  user's back (a reload does that); any other is asked again in the
+  background, at most once every ``RETRY_INTERVAL`` seconds.
 
+An upstream that lists a tool or prompt name twice: both are named in a
+warning, and neither is shown or callable (a call cannot tell them apart).
 Everything that fails inside is caught: an upstream's trouble hides its own
-tools and never fails the gateway's request.
+components and never fails the gateway's request.
+
+A stdio upstream's stderr goes through :class:`StderrRelay`: each line logged
+with the server's name, at most ``STDERR_LINES`` lines every
+``STDERR_WINDOW`` seconds (the rest counted in one line), so a noisy server
+cannot flood the gateway's log.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
+import os
+import select
+import threading
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import IO, Any
 
-import anyio
 from fastmcp.client.transports import (
     ClientTransport,
     SSETransport,
@@ -36,17 +51,26 @@ from fastmcp.client.transports import (
     StreamableHttpTransport,
 )
 from fastmcp.server.providers.proxy import ProxyClient, ProxyProvider
-from fastmcp.tools.base import Tool as FastMCPTool
 
 from .servers import ServerSpec
 
-__all__ = ["Upstream", "UpstreamGone", "logger"]
+__all__ = ["KINDS", "StderrRelay", "Upstream", "UpstreamGone", "logger"]
 
 logger = logging.getLogger("toolfilter_fast.gateway")
+stderr_logger = logging.getLogger("toolfilter_fast.gateway.stderr")
 
-#: How long a tool list is reused for calls before the upstream is asked again
-#: (every tools/list asks it anyway), as FastMCP's own proxy does.
+#: The lists an upstream has: tools, prompts, resources, resource templates.
+KINDS = ("tools", "prompts", "resources", "templates")
+#: How long a list is reused for calls before the upstream is asked again
+#: (every listing asks it anyway), as FastMCP's own proxy does.
 CACHE_TTL = 300.0
+#: How often an upstream that is down (and may come back) is asked again, at most.
+RETRY_INTERVAL = 10.0
+#: At most this many stderr lines of one upstream are logged every STDERR_WINDOW seconds.
+STDERR_LINES = 20
+STDERR_WINDOW = 10.0
+#: A longer stderr line is cut to this many characters.
+STDERR_WIDTH = 1000
 
 
 class UpstreamGone(RuntimeError):
@@ -61,13 +85,16 @@ class _OneLifeStdio(StdioTransport):
         super().__init__(*args, **kwargs)
         self.ended = False
 
-    async def connect(self, **kwargs: Any) -> Any:
-        # FastMCP's transport checks these same two things, and starts a new
-        # process when either says the old one is gone.
+    def gone(self) -> bool:
+        """Whether the process has ended (FastMCP's transport checks these same
+        two things, and starts a new process when either says it is gone)."""
         task = self._connect_task
         if task is not None and (task.done() or self._is_session_dead()):
             self.ended = True
-        if self.ended:
+        return self.ended
+
+    async def connect(self, **kwargs: Any) -> Any:
+        if self.gone():
             raise UpstreamGone("its process has exited")
         return await super().connect(**kwargs)
 
@@ -77,11 +104,69 @@ class _OneLifeStdio(StdioTransport):
         self.ended = False
 
 
-def _transport(spec: ServerSpec) -> ClientTransport:
+class StderrRelay:
+    """A pipe for an upstream's stderr, read on a thread: each line logged as
+    ``upstream 'NAME': LINE``, at most :data:`STDERR_LINES` lines every
+    :data:`STDERR_WINDOW` seconds; the lines past that are counted, and the
+    count logged when the next window opens (or the pipe closes)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._read, write_end = os.pipe()
+        self.file: IO[str] = os.fdopen(write_end, "w")
+        self._window = 0.0
+        self._count = 0
+        self._dropped = 0
+        threading.Thread(target=self._run, name=f"stderr of {name}", daemon=True).start()
+
+    def _run(self) -> None:
+        pending = b""
+        while True:
+            wait = max(self._window + STDERR_WINDOW - time.monotonic(), 0.0) \
+                if self._dropped else None
+            try:
+                ready, _, _ = select.select([self._read], [], [], wait)
+                chunk = os.read(self._read, 65536) if ready else None
+            except (OSError, ValueError):
+                break
+            if chunk is None:  # the window is over: say what it dropped
+                self._flush_dropped()
+                continue
+            if not chunk:
+                break
+            *lines, pending = (pending + chunk).split(b"\n")
+            for raw in lines:
+                self._line(raw.decode("utf-8", "replace").rstrip("\r"))
+        if pending:
+            self._line(pending.decode("utf-8", "replace"))
+        self._flush_dropped()
+
+    def _line(self, text: str) -> None:
+        now = time.monotonic()
+        if now - self._window >= STDERR_WINDOW:
+            self._flush_dropped()
+            self._window, self._count = now, 0
+        self._count += 1
+        if self._count > STDERR_LINES:
+            self._dropped += 1
+            return
+        if len(text) > STDERR_WIDTH:
+            text = text[:STDERR_WIDTH] + "..."
+        stderr_logger.info("upstream %r: %s", self.name, text)
+
+    def _flush_dropped(self) -> None:
+        if self._dropped:
+            stderr_logger.warning("upstream %r: %d more stderr lines not logged (more than %d "
+                                  "in %g s)", self.name, self._dropped, STDERR_LINES,
+                                  STDERR_WINDOW)
+            self._dropped = 0
+
+
+def _transport(spec: ServerSpec, stderr: IO[str] | None = None) -> ClientTransport:
     if spec.kind == "stdio":
         assert spec.command is not None
         return _OneLifeStdio(spec.command, list(spec.args), env=dict(spec.env) or None,
-                             cwd=spec.cwd, keep_alive=True)
+                             cwd=spec.cwd, keep_alive=True, log_file=stderr)
     assert spec.url is not None
     transport = spec.transport
     if transport is None:
@@ -99,24 +184,36 @@ def _why(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
+def _background(coro: Awaitable[Any]) -> asyncio.Task[Any]:
+    """A task that outlives the request that started it, in a context of its
+    own (no request's context variables in it)."""
+    return contextvars.Context().run(asyncio.ensure_future, coro)
+
+
 class Upstream(ProxyProvider):
     """A FastMCP proxy provider for one server of the servers file."""
 
     def __init__(self, spec: ServerSpec, *, start_timeout: float = 30.0,
-                 list_timeout: float = 60.0) -> None:
+                 list_timeout: float = 10.0, relay_stderr: bool = True) -> None:
         self.spec = spec
-        self.transport = _transport(spec)
+        self.relay = StderrRelay(spec.name) if spec.kind == "stdio" and relay_stderr else None
+        self.transport = _transport(spec, self.relay.file if self.relay else None)
         # The backend era is pinned ("auto": the newest both sides speak), so a
         # stdio upstream keeps one process whatever era each client of the
         # gateway speaks; the caller's HTTP headers are not passed upstream.
         self._base = ProxyClient(self.transport, mode="auto", forward_incoming_headers=False,
                                  init_timeout=start_timeout)
         super().__init__(self._base.new, cache_ttl=CACHE_TTL)
-        self._list_timeout = list_timeout
+        self.start_timeout = start_timeout
+        self.list_timeout = list_timeout
+        #: Why it is down (None: it is not).
         self.down: str | None = None
-        self._tools: list[FastMCPTool] | None = None
-        self._tools_at = 0.0
-        self._duplicates: frozenset[str] = frozenset()
+        #: Whether a question of a listing is past its deadline.
+        self.slow = False
+        self._lists: dict[str, tuple[float, list[Any]]] = {}
+        self._asking: dict[str, tuple[float, asyncio.Task[list[Any]]]] = {}
+        self._retry_at = 0.0
+        self._duplicates: dict[str, frozenset[str]] = {}
 
     def __repr__(self) -> str:
         return f"Upstream({self.spec.name!r})"
@@ -125,84 +222,173 @@ class Upstream(ProxyProvider):
     def name(self) -> str:
         return self.spec.name
 
+    def _ended(self) -> bool:
+        return isinstance(self.transport, _OneLifeStdio) and self.transport.gone()
+
     # --- health ----------------------------------------------------------------
 
     def _went_down(self, why: str) -> None:
         if self.down is None:
-            then = ("until the gateway is reloaded (SIGHUP)" if self.spec.kind == "stdio"
-                    else "until it answers again")
+            if self._ended():
+                then = "until the gateway is reloaded (SIGHUP)"
+            else:
+                then = f"until it answers again (asked every {RETRY_INTERVAL:g} s at most)"
             logger.error("upstream %r (%s) is down: %s; its tools are hidden %s",
                          self.name, self.spec.describe(), why, then)
         self.down = why
-        self._tools = None
+        self.slow = False
+        self._lists.clear()
+        self._retry_at = time.monotonic() + RETRY_INTERVAL
 
     def _came_up(self, count: int) -> None:
-        if self.down is not None:
+        if self.down is not None or self.slow:
             logger.warning("upstream %r is up again: %d tools", self.name, count)
         self.down = None
+        self.slow = False
 
     async def start(self) -> None:
-        """Starts the upstream and reads its tools; on failure it is down, with a log line."""
-        tools = await self._list_tools()
-        if self.down is None:
+        """Starts the upstream and reads its tools, waiting at most the start
+        timeout; on failure it is down, with a log line."""
+        tools = await self._wait("tools", self.start_timeout)
+        if self.down is None and tools is not None:
             logger.info("upstream %r (%s): %d tools", self.name, self.spec.describe(),
                         len(tools))
+        elif tools is None:
+            self._went_down(f"it did not start within {self.start_timeout:g} s")
 
     async def restart(self) -> None:
-        """Starts a stdio upstream again if it is down (a reload does this)."""
-        if self.down is None or not isinstance(self.transport, _OneLifeStdio):
+        """Starts a stdio upstream again if it is down or slow (a reload does
+        this); any other is asked again."""
+        if self.down is None and not self.slow:
             return
-        await self.transport.revive()
-        self.down = None
+        for _, task in self._asking.values():
+            task.cancel()
+        self._asking.clear()
+        if isinstance(self.transport, _OneLifeStdio):
+            await self.transport.revive()
+        self.down, self.slow = None, False
         await self.start()
 
     async def close(self) -> None:
         """Ends the upstream's process (or connection) and waits for it."""
+        for _, task in self._asking.values():
+            task.cancel()
         await self.transport.close()  # type: ignore[no-untyped-call]
 
-    # --- the provider ------------------------------------------------------------
+    # --- the lists -------------------------------------------------------------
 
-    async def _list_tools(self) -> Sequence[FastMCPTool]:
-        if self.down is not None and isinstance(self.transport, _OneLifeStdio) \
-                and self.transport.ended:
+    async def listing(self, kind: str, *, fresh: bool = True) -> list[Any]:
+        """The upstream's components of ``kind`` (see :data:`KINDS`) under its
+        own names; ``[]`` at once when it is down or slow. ``fresh=False``
+        takes the last list when it is younger than :data:`CACHE_TTL` (calls
+        do; every listing asks)."""
+        if self.down is not None:
+            if not self._ended() and time.monotonic() >= self._retry_at \
+                    and "tools" not in self._asking:
+                self._retry_at = time.monotonic() + RETRY_INTERVAL
+                self._ask("tools")
             return []
+        if self.slow:
+            return []
+        if not fresh:
+            cached = self._lists.get(kind)
+            if cached is not None and time.monotonic() - cached[0] < CACHE_TTL:
+                return cached[1]
+        found = await self._wait(kind, self.list_timeout)
+        if found is None:
+            if self.down is None and not self.slow:
+                self.slow = True
+                logger.error("upstream %r did not answer %s within %g s: its tools are left "
+                             "out, no request waits for it, and its answer (within %g s) "
+                             "brings them back", self.name, _method(kind), self.list_timeout,
+                             self.start_timeout)
+            return []
+        return found
+
+    async def _wait(self, kind: str, timeout: float) -> list[Any] | None:
+        """The answer to the question of ``kind`` (asked now, or joined if it is
+        being asked), waiting until ``timeout`` seconds after it was asked; None
+        past that, the question left running. [] when it failed."""
+        started, task = self._asking.get(kind) or self._ask(kind)
+        remaining = started + timeout - time.monotonic()
+        if remaining > 0:
+            done, _ = await asyncio.wait({task}, timeout=remaining)
+        else:
+            done = {task} if task.done() else set()
+        if not done:
+            return None
+        if task.cancelled():
+            return []
+        return task.result()
+
+    def _ask(self, kind: str) -> tuple[float, asyncio.Task[list[Any]]]:
+        entry = (time.monotonic(), _background(self._query(kind)))
+        self._asking[kind] = entry
+        entry[1].add_done_callback(lambda _: self._asked(kind, entry[1]))
+        return entry
+
+    def _asked(self, kind: str, task: asyncio.Task[list[Any]]) -> None:
+        if self._asking.get(kind, (0.0, None))[1] is task:
+            del self._asking[kind]
+
+    async def _query(self, kind: str) -> list[Any]:
+        """Asks the upstream for one list, within the start timeout; the
+        upstream's health follows the answer. Never raises (but a cancel)."""
+        fetch: dict[str, Callable[[], Awaitable[Sequence[Any]]]] = {
+            "tools": super()._list_tools, "prompts": super()._list_prompts,
+            "resources": super()._list_resources,
+            "templates": super()._list_resource_templates}
         try:
-            with anyio.fail_after(self._list_timeout):
-                listed = list(await super()._list_tools())
+            listed = list(await asyncio.wait_for(fetch[kind](), self.start_timeout))
+        except asyncio.CancelledError:
+            raise
         except UpstreamGone as err:
             self._went_down(str(err))
             return []
-        except TimeoutError:
-            logger.warning("upstream %r did not list its tools within %g s; its tools are "
-                           "left out of this list", self.name, self._list_timeout)
-            return []
         except Exception as err:
-            gone = isinstance(self.transport, _OneLifeStdio) and self.transport.ended
-            self._went_down("its process has exited" if gone else _why(err))
+            if self._ended():
+                self._went_down("its process has exited")
+            elif kind == "tools":
+                why = (f"it did not answer {_method(kind)} within {self.start_timeout:g} s"
+                       if isinstance(err, (TimeoutError, asyncio.TimeoutError)) else _why(err))
+                self._went_down(why)
+            else:
+                logger.debug("upstream %r: %s failed: %s", self.name, _method(kind), _why(err))
             return []
-        unique = self._unique(listed)
-        self._came_up(len(unique))
-        self._tools, self._tools_at = unique, time.monotonic()
+        unique = self._unique(kind, listed)
+        if kind == "tools":
+            self._came_up(len(unique))
+        self._lists[kind] = (time.monotonic(), unique)
         return unique
 
-    def _unique(self, tools: list[FastMCPTool]) -> list[FastMCPTool]:
-        """The tools whose name the upstream lists once; the others are named in a warning."""
+    def _unique(self, kind: str, items: list[Any]) -> list[Any]:
+        """The items whose name (URI) the upstream lists once; the others are
+        named in a warning (once, while it lasts)."""
+        key = _key_of(kind)
         seen: dict[str, int] = {}
-        for tool in tools:
-            seen[tool.name] = seen.get(tool.name, 0) + 1
+        for item in items:
+            seen[key(item)] = seen.get(key(item), 0) + 1
         twice = frozenset(name for name, count in seen.items() if count > 1)
-        if twice and twice != self._duplicates:
+        if twice and twice != self._duplicates.get(kind, frozenset()):
             for name in sorted(twice):
-                logger.warning("upstream %r lists %d tools named %r: neither is shown, and a "
-                               "call to that name is answered as unknown", self.name,
-                               seen[name], name)
-        self._duplicates = twice
-        return [tool for tool in tools if tool.name not in twice]
+                logger.warning("upstream %r lists %d %s named %r: neither is shown, and a "
+                               "request for that name is answered as unknown", self.name,
+                               seen[name], kind, name)
+        self._duplicates[kind] = twice
+        return [item for item in items if key(item) not in twice]
 
-    async def _get_tool(self, name: str, version: Any = None) -> FastMCPTool | None:
-        if self._tools is None or time.monotonic() - self._tools_at >= CACHE_TTL:
-            await self._list_tools()
-        for tool in self._tools or ():
-            if tool.name == name:
-                return tool
-        return None
+    # FastMCP's own lookups are not used: the gateway routes by its own map.
+    async def get_tasks(self) -> Sequence[Any]:
+        return []
+
+
+def _method(kind: str) -> str:
+    return {"templates": "resources/templates/list"}.get(kind, f"{kind}/list")
+
+
+def _key_of(kind: str) -> Callable[[Any], str]:
+    if kind == "resources":
+        return lambda item: str(item.uri)
+    if kind == "templates":
+        return lambda item: str(item.uri_template)
+    return lambda item: str(item.name)
