@@ -19,6 +19,7 @@ pub mod groups;
 pub mod hints;
 pub mod index;
 pub mod literals;
+pub mod name_patterns;
 pub mod pairs;
 pub mod recycle;
 pub mod relevance;

@@ -1,6 +1,6 @@
 """Stubs for the Rust extension module ``toolfilter_fast._core``."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 def register_tool_class(probe: Any) -> bool:
@@ -185,3 +185,11 @@ def search_stopwords() -> list[str]:
 
 def search_synonyms() -> list[str]:
     """The lexicon's groups of synonyms, one string of words each."""
+
+class NamePatterns:
+    """Name patterns (``*`` any run of characters, ``?`` one character, all
+    else literal and case-sensitive); a name matches when any pattern does."""
+    def __init__(self, patterns: Iterable[str]) -> None: ...
+    def __len__(self) -> int: ...
+    def is_match(self, name: str) -> bool: ...
+    def matches(self, names: Iterable[str]) -> list[bool]: ...

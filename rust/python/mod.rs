@@ -18,6 +18,7 @@ mod filter;
 mod focus;
 mod groups;
 mod inplace;
+mod name_patterns;
 mod search;
 
 use inplace::{string_bytes, ToolLayout};
@@ -96,6 +97,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     expr::register(m)?;
     focus::register(m)?;
     groups::register(m)?;
+    name_patterns::register(m)?;
     search::register(m)?;
     Ok(())
 }
