@@ -31,11 +31,20 @@ A config file is a table (TOML) or an object (JSON)::
     [resources]
     include = ["docs/file:///srv/docs/*"]
 
+    [[rename]]
+    server = "github"
+    tool = "create_issue"
+    name = "new_issue"
+
 ``[prompts]`` and ``[resources]`` hold ``include``/``exclude`` lists in the
 same pattern syntax, matched over ``(server_id, prompt name)`` and
 ``(server_id, resource URI or URI template)``; annotation patterns are refused
 there (prompts and resources carry no tool hints). How the Policy combines them
 with the tools' verdicts is in :meth:`toolfilter_fast.Policy.select_prompts`.
+
+``[[rename]]`` entries (``server``, ``tool``, and a new ``name``, a
+``description`` or both) change how a tool is shown, never how it is judged:
+:mod:`toolfilter_fast.renames`.
 
 ``include`` and ``exclude`` may also stand at the top level instead of under
 ``[filter]`` (not both). A pattern entry is one of:
@@ -95,6 +104,7 @@ from .groups.model import GroupConfigError, GroupFilterBase, _group_from_mapping
 from .groups.model import _Where as _GroupWhere
 from .relevance.options import FIELDS as RELEVANCE_FIELDS
 from .relevance.options import Relevance
+from .renames import RenameError, Renames
 
 try:
     import tomllib
@@ -114,7 +124,7 @@ __all__ = [
 ]
 
 TOP_LEVEL_KEYS = ("filter", "include", "exclude", "relevance", "tool_filter_groups", "focus_lens",
-                  "budget", "prompts", "resources")
+                  "budget", "prompts", "resources", "rename")
 RELEVANCE_KEYS = ("top_k", "weights", "k1", "server_k1", "b", "server_evidence", "synonyms",
                   "path_words", "scorer", "scorer_weight")
 BUDGET_KEYS = ("max_tools",)
@@ -491,6 +501,18 @@ def _relevance_section(where: _Where, value: Any) -> Relevance:
         raise where.error(option, str(err), show_entry=False) from None
 
 
+def _rename_section(where: _Where, value: Any) -> Renames:
+    """``[[rename]]``: per-tool names and descriptions shown to clients."""
+    if not isinstance(value, list):
+        raise where.error("rename", f"expected an array of tables, not {_type_name(value)}",
+                          entry=value)
+    try:
+        return Renames(value)
+    except RenameError as err:
+        raise where.error("rename", err.reason, index=err.index,
+                          entry=value[err.index]) from None
+
+
 @dataclass(frozen=True)
 class Config:
     """A whole config file: the filter, the tool groups, the focus-lens defaults
@@ -503,7 +525,8 @@ class Config:
     ``budget`` the ``[budget]`` table (``max_tools``), empty when absent;
     ``relevance`` the ``[relevance]`` stage's options, None when absent;
     ``prompts`` and ``resources`` the ``[prompts]`` and ``[resources]`` filters
-    (None when absent: nothing beyond the tools' verdicts hides them).
+    (None when absent: nothing beyond the tools' verdicts hides them);
+    ``renames`` the ``[[rename]]`` entries (empty when absent).
     :class:`~toolfilter_fast.Policy` puts them together.
     """
 
@@ -515,6 +538,7 @@ class Config:
     relevance: Relevance | None = None
     prompts: ToolFilter | None = None
     resources: ToolFilter | None = None
+    renames: Renames = field(default_factory=Renames)
 
     @property
     def groups(self) -> tuple[ToolFilterGroup, ...]:
@@ -554,8 +578,9 @@ def load_config(
     prompts, resources = (
         _extra_section(where, key, config[key], cls) if key in config else None
         for key in ("prompts", "resources"))
+    renames = _rename_section(where, config["rename"]) if "rename" in config else Renames()
     return Config(tool_filter, groups, focus_lens, where.path, budget, relevance, prompts,
-                  resources)
+                  resources, renames)
 
 
 def parse_toml(text: str) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from ..focus.common import tool_name
 from ..groups import GroupFilter, GroupMode, ToolFilterGroup
 from ..groups.model import GroupFilterBase
 from ..relevance import Relevance, ToolIndex
+from ..renames import Renames
 from .model import STAGES, Focus, Selection, check_max_tools, check_relevance, flat_name_of
 
 __all__ = ["EXTRA_STAGES", "Policy", "PolicyDecision"]
@@ -110,10 +111,17 @@ class Policy:
     cap; none unless given, the budget being the usual cap), ``mode``
     (``"all"`` turns the focus stage off; ``"focused"`` ignores a hovered
     widget) and ids that a call's focus falls back on.
+
+    ``renames`` (a :class:`~toolfilter_fast.renames.Renames`, or the file's
+    ``[[rename]]`` entries as mappings) say how a server or gateway shows a
+    tool: its name and description. They take no part in :meth:`select`,
+    which judges each tool by its server's own name; an adapter applies them
+    to what it lists and maps a call of a new name back
+    (:meth:`Renames.original <toolfilter_fast.renames.Renames.original>`).
     """
 
     __slots__ = ("_index", "_lock", "filter", "focus_lens", "groups", "max_tools", "prompts",
-                 "relevance", "resources")
+                 "relevance", "renames", "resources")
 
     filter: ToolFilter
     prompts: ToolFilter
@@ -122,6 +130,7 @@ class Policy:
     groups: GroupFilter
     focus_lens: dict[str, Any]
     max_tools: int | None
+    renames: Renames
 
     def __init__(
         self,
@@ -133,6 +142,7 @@ class Policy:
         relevance: Relevance | Mapping[str, Any] | None = None,
         prompts: ToolFilter | None = None,
         resources: ToolFilter | None = None,
+        renames: Renames | Iterable[Mapping[str, Any]] | None = None,
     ) -> None:
         for what, value in (("filter", filter), ("prompts", prompts), ("resources", resources)):
             if value is not None and not isinstance(value, ToolFilter):
@@ -147,6 +157,7 @@ class Policy:
         self.focus_lens = _check_lens(focus_lens or {})
         self.max_tools = check_max_tools(max_tools, "max_tools")
         self.relevance = check_relevance(relevance)
+        self.renames = renames if isinstance(renames, Renames) else Renames(renames or ())
         self._lock = threading.Lock()
         self._index: ToolIndex | None = None
 
@@ -167,12 +178,12 @@ class Policy:
         return cls(filter=config.filter, groups=config.group_filter,
                    focus_lens=config.focus_lens, max_tools=config.budget.get("max_tools"),
                    relevance=config.relevance, prompts=config.prompts,
-                   resources=config.resources)
+                   resources=config.resources, renames=config.renames)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The index cache and its lock stay behind: a copy builds its own.
         return (_rebuild, (self.filter, self.groups, self.focus_lens, self.max_tools,
-                           self.relevance, self.prompts, self.resources))
+                           self.relevance, self.prompts, self.resources, self.renames))
 
     def __repr__(self) -> str:
         relevance = "" if self.relevance is None else f", relevance={self.relevance!r}"
@@ -423,9 +434,10 @@ class _ExtraReasons:
 
 def _rebuild(filter: ToolFilter, groups: GroupFilter, focus_lens: dict[str, Any],
              max_tools: int | None, relevance: Relevance | None,
-             prompts: ToolFilter | None = None, resources: ToolFilter | None = None) -> Policy:
+             prompts: ToolFilter | None = None, resources: ToolFilter | None = None,
+             renames: Renames | None = None) -> Policy:
     return Policy(filter=filter, groups=groups, focus_lens=focus_lens, max_tools=max_tools,
-                  relevance=relevance, prompts=prompts, resources=resources)
+                  relevance=relevance, prompts=prompts, resources=resources, renames=renames)
 
 
 class _Reasons:

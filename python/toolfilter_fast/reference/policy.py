@@ -15,6 +15,7 @@ from ..config import load_config, load_file
 from ..groups.model import GroupMode, ToolFilterGroup
 from ..policy.model import STAGES, Focus, Selection, check_max_tools, check_relevance
 from ..relevance.options import Relevance
+from ..renames import Renames
 from .filter import ToolFilter
 from .focus import FocusLens
 from .groups import GroupFilter, group_glob_match
@@ -37,6 +38,7 @@ class Policy:
         relevance: Relevance | Mapping[str, Any] | None = None,
         prompts: ToolFilter | None = None,
         resources: ToolFilter | None = None,
+        renames: Renames | Iterable[Mapping[str, Any]] | None = None,
     ) -> None:
         self.filter = filter if filter is not None else ToolFilter.compile()
         self.prompts = prompts if prompts is not None else ToolFilter.compile()
@@ -45,6 +47,7 @@ class Policy:
         self.focus_lens = dict(focus_lens or {})
         self.max_tools = check_max_tools(max_tools, "max_tools")
         self.relevance = check_relevance(relevance)
+        self.renames = renames if isinstance(renames, Renames) else Renames(renames or ())
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], *, path: str | None = None) -> Policy:
@@ -52,7 +55,7 @@ class Policy:
         return cls(filter=_any(parts.filter), groups=_any(parts.group_filter),
                    focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"),
                    relevance=parts.relevance, prompts=_any(parts.prompts),
-                   resources=_any(parts.resources))
+                   resources=_any(parts.resources), renames=parts.renames)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Policy:
@@ -60,7 +63,7 @@ class Policy:
         return cls(filter=_any(parts.filter), groups=_any(parts.group_filter),
                    focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"),
                    relevance=parts.relevance, prompts=_any(parts.prompts),
-                   resources=_any(parts.resources))
+                   resources=_any(parts.resources), renames=parts.renames)
 
     def select(self, tools: Iterable[Any], ctx: Any = None, message: str | None = None,
                focus: Any = None) -> Selection:
