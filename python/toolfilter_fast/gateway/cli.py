@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from ..config import ConfigError
 from ..policy import Policy
 from .export import FORMATS, ExportError, allowed, render
+from .naming import MODES, Naming
 from .servers import (
     ServersError,
     ServerSpec,
@@ -142,9 +143,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         unknown = unknown_servers(policy, names)
         if unknown:
             raise ConfigError(f"{unknown[0]} names a server that is not in the servers file")
+        clashes = Naming(args.names, policy.renames).rename_clashes()
+        if clashes:
+            raise ConfigError(clashes[0])
 
     _policy(args.config, servers)  # the errors of the file, named as check names them
-    policy = serve.PolicyFile(args.config, check)
+    try:
+        policy = serve.PolicyFile(args.config, check)
+    except ConfigError as err:
+        raise ConfigError(f"{args.config}: {err}") from None
     auth = _auth(args) if http else None
     sock = None
     if http:
@@ -162,8 +169,22 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     gateway = serve.build_gateway(policy, servers, ctx=ctx, message=message, auth=auth,
                                   start_timeout=args.start_timeout,
                                   list_timeout=args.list_timeout,
-                                  policy_timeout=args.policy_timeout)
-    return serve.run(gateway, args.transport, sock, stopper)
+                                  policy_timeout=args.policy_timeout, names=args.names,
+                                  page_size=args.page_size)
+    try:
+        return serve.run(gateway, args.transport, sock, stopper)
+    except serve.StartRefused as err:
+        raise _usage_error(str(err)) from None
+
+
+def _page_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of items >= 1")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -289,8 +310,9 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     serve = sub.add_parser(
         "serve", parents=parents, help="run a filtering MCP gateway in front of MCP servers",
         description="Starts every server of the servers file and serves their tools as one "
-                    "MCP server, named SERVER__TOOL (split at the first '__'), with the "
-                    "policy applied to every tools/list and tools/call: a hidden tool is "
+                    "MCP server, named SERVER__TOOL (or by their own names: --names bare; "
+                    "renamed by the policy's [[rename]]), with the policy applied to "
+                    "every tools/list and tools/call: a hidden tool is "
                     "answered as a name that never existed. SIGHUP (or a change of the "
                     "policy file) reloads the policy and starts upstreams that are down; "
                     "SIGINT/SIGTERM stop the gateway and its upstreams. See docs/gateway.md.",
@@ -328,6 +350,13 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     serve.add_argument("--policy-timeout", type=_seconds, default=5.0, metavar="SECONDS",
                        help="the budget of one policy evaluation (run off the event loop); "
                             "past it the request fails closed (default: 5)")
+    serve.add_argument("--names", choices=MODES, default="prefixed",
+                       help="prefixed: SERVER__TOOL (a resource scheme://SERVER/path); bare: "
+                            "each server's own names, refused when two servers list one "
+                            "(default: prefixed)")
+    serve.add_argument("--page-size", type=_page_size, default=None, metavar="N",
+                       help="list at most N items a page, with a cursor for the next "
+                            "(default: every item in one page)")
     serve.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                        default="INFO", help="default: INFO")
     serve.set_defaults(run=_cmd_serve)

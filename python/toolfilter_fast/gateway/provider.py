@@ -4,16 +4,17 @@ on every listing and every lookup, routed by an explicit map.
 
 Each listing builds, per kind, the list of :class:`Entry` objects: the
 upstream, the upstream's **exact** name of the component (the one the policy
-judges), the gateway's name (``SERVER__NAME``; ``scheme://SERVER/path`` for a
-resource URI or template) and the FastMCP proxy component renamed so, whose
-backend name is that exact name. A call, ``prompts/get`` or
+judges), the gateway's name (:class:`~toolfilter_fast.gateway.naming.Naming`:
+``SERVER__NAME`` and ``scheme://SERVER/path``, or the upstream's own with
+``--names bare``; a tool's ``[[rename]]`` first) and the FastMCP proxy
+component renamed so, whose backend name is that exact name. A call, ``prompts/get`` or
 ``resources/read`` looks its name up in that map, and nothing else: a name is
 never split back, so the name sent upstream is always the one judged. A name
 that cannot be routed so is refused with one warning (never shown, never
 reachable): an empty name (``SERVER__`` would be its gateway name, a prefix
 and no tool), a name holding a lone surrogate (JSON text cannot carry it to a
 client), a URI that is not ``scheme://...``, and two components that would get
-one gateway name (neither is shown).
+one gateway name (neither is shown: :meth:`GatewayProvider.clashes`).
 
 The policy runs off the event loop (:class:`PolicyRunner`), each request's
 ctx and message read on the loop first.
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,21 +35,10 @@ from fastmcp.server.providers.base import Provider
 
 from .._tool import Tool, as_mapping
 from ..policy import Policy
-from .servers import flat_name
+from .naming import URI, Naming, flat_uri
 from .upstream import Upstream, logger
 
 __all__ = ["Entry", "GatewayProvider", "PolicyRunner", "PolicyTimeout", "flat_uri", "refusal"]
-
-#: ``scheme://rest``: a URI the gateway can name ``scheme://SERVER/rest``.
-_URI = re.compile(r"([^:/]+://)(.*)", re.DOTALL)
-
-
-def flat_uri(server_id: str, uri: str) -> str | None:
-    """The gateway's URI of a resource (or template) ``uri`` of ``server_id``:
-    ``scheme://SERVER/rest``, as FastMCP's ``Namespace`` writes it; None when
-    ``uri`` is not ``scheme://rest``."""
-    found = _URI.fullmatch(uri)
-    return None if found is None else f"{found[1]}{server_id}/{found[2]}"
 
 
 def refusal(kind: str, name: Any) -> str | None:
@@ -63,7 +52,7 @@ def refusal(kind: str, name: Any) -> str | None:
         name.encode("utf-8")
     except UnicodeEncodeError:
         return "it holds a lone surrogate, which JSON text cannot carry to a client"
-    if kind in ("resources", "templates") and _URI.fullmatch(name) is None:
+    if kind in ("resources", "templates") and URI.fullmatch(name) is None:
         return "it is not a URI of the form scheme://..."
     return None
 
@@ -180,8 +169,10 @@ class GatewayProvider(Provider):
 
     def __init__(self, upstreams: Sequence[Upstream], policy: Callable[[], Policy], *,
                  ctx: Callable[[], Any], message: Callable[[], str | None],
-                 runner: PolicyRunner) -> None:
+                 runner: PolicyRunner, names: str = "prefixed") -> None:
         super().__init__()
+        Naming(names)  # a mode it does not know: ValueError now
+        self.names = names
         self.upstreams = list(upstreams)
         self._policy = policy
         self._ctx = ctx
@@ -194,22 +185,45 @@ class GatewayProvider(Provider):
 
     # --- the catalogs ----------------------------------------------------------------
 
+    def naming(self) -> Naming:
+        """How components are named now: ``--names`` and the policy's renames."""
+        return Naming(self.names, self._policy().renames)
+
     async def catalog(self, kind: str, *, fresh: bool = True) -> Catalog:
         """Every upstream's components of ``kind`` under the gateway's names:
-        servers in the servers file's order, each one's by name (URI)."""
+        servers in the servers file's order, each one's by name (URI). Two
+        components that would get one name are both left out, with a warning."""
+        entries = await self._named(kind, fresh)
+        clashes = _clashes(entries)
+        for flat, clash in clashes.items():
+            self._refuse_clash(kind, flat, clash)
+        return Catalog([entry for entry in entries if entry.flat not in clashes])
+
+    async def clashes(self, kind: str) -> list[str]:
+        """The names two components of ``kind`` would share, each as
+        ``'NAME' (s/x, t/x)``, from the upstreams' last lists."""
+        clashes = _clashes(await self._named(kind, False))
+        return [f"{flat!r} ({', '.join(f'{e.upstream.name}/{e.name}' for e in clash)})"
+                for flat, clash in clashes.items()]
+
+    async def _named(self, kind: str, fresh: bool) -> list[Entry]:
+        naming = self.naming()
         lists = await asyncio.gather(*(u.listing(kind, fresh=fresh) for u in self.upstreams))
         entries: list[Entry] = []
         for upstream, components in zip(self.upstreams, lists, strict=True):
-            entries.extend(self._entries(kind, upstream, components))
-        counts: dict[str, int] = {}
-        for entry in entries:
-            counts[entry.flat] = counts.get(entry.flat, 0) + 1
-        for flat in sorted(name for name, count in counts.items() if count > 1):
-            self._refuse(kind, "-", flat, "two components would get this one name; neither "
-                         "is shown")
-        return Catalog([entry for entry in entries if counts[entry.flat] == 1])
+            entries.extend(self._entries(kind, upstream, components, naming))
+        return entries
 
-    def _entries(self, kind: str, upstream: Upstream, components: list[Any]) -> list[Entry]:
+    def _refuse_clash(self, kind: str, flat: str, clash: list[Entry]) -> None:
+        key = (kind, "-", repr((flat, [(e.upstream.name, e.name) for e in clash])))
+        if key not in self._refused:
+            self._refused.add(key)
+            logger.warning("%s %s would all be named %r: none is shown, and a request for that "
+                           "name is answered as unknown", _plural(kind),
+                           " and ".join(f"{e.upstream.name}/{e.name}" for e in clash), flat)
+
+    def _entries(self, kind: str, upstream: Upstream, components: list[Any],
+                 naming: Naming) -> list[Entry]:
         server = upstream.name
         found = []
         for component in components:
@@ -218,11 +232,13 @@ class GatewayProvider(Provider):
             if why is not None:
                 self._refuse(kind, server, name, why)
                 continue
-            flat = flat_name(server, name) if kind in ("tools", "prompts") \
-                else flat_uri(server, name)
+            flat = naming.name(kind, server, name)
             assert flat is not None
             field = {"resources": "uri", "templates": "uri_template"}.get(kind, "name")
-            shown = component.model_copy(update={field: flat})
+            update: dict[str, Any] = {field: flat}
+            if kind == "tools":
+                update["description"] = naming.description(server, name, component.description)
+            shown = component.model_copy(update=update)
             backend = getattr(shown, "_backend_uri" if kind == "resources" else
                               "_backend_uri_template" if kind == "templates" else
                               "_backend_name", None)
@@ -413,6 +429,18 @@ def _name_of(kind: str, component: Any) -> Any:
     if kind == "templates":
         return component.uri_template
     return component.name
+
+
+def _clashes(entries: list[Entry]) -> dict[str, list[Entry]]:
+    """The gateway names that more than one entry would get, in name order."""
+    by_name: dict[str, list[Entry]] = {}
+    for entry in entries:
+        by_name.setdefault(entry.flat, []).append(entry)
+    return {flat: by_name[flat] for flat in sorted(by_name) if len(by_name[flat]) > 1}
+
+
+def _plural(kind: str) -> str:
+    return {"templates": "resource templates"}.get(kind, kind)
 
 
 def _one(kind: str) -> str:

@@ -13,6 +13,11 @@ The gateway is FastMCP's own machinery, put together:
   upstream's exact name: a component it hides is unknown to FastMCP, which
   answers for it with its own "Unknown tool" (prompt, resource) error, the one
   it gives a name that never existed;
+* :class:`~toolfilter_fast.list_filter.ListFilterMiddleware`, the outermost
+  layer of the MCP SDK's middleware chain, filters the lists by the
+  request's ``params.filter`` (the draft proposal for list filtering) and
+  advertises it in the capabilities: it narrows what the policy shows, on
+  the names the client sees;
 * the caller is FastMCP's verified access token (``StaticTokenVerifier`` for a
   token file, ``JWTVerifier`` for JWT/JWKS) and the request's headers, over
   HTTP (uvicorn, run here so that the gateway owns its signals); over stdio,
@@ -44,14 +49,15 @@ from fastmcp import FastMCP
 from fastmcp.server.auth import TokenVerifier
 from fastmcp.server.dependencies import get_access_token, get_context, get_http_headers
 
+from ..list_filter import ListFilterMiddleware
 from ..policy import Policy
 from .provider import GatewayProvider, PolicyRunner
 from .servers import ServerSpec
 from .stopping import Stopper
 from .upstream import Upstream, logger
 
-__all__ = ["Gateway", "MessageSource", "PolicyFile", "Stopper", "bind", "build_gateway",
-           "request_ctx", "run"]
+__all__ = ["Gateway", "MessageSource", "PolicyFile", "StartRefused", "Stopper", "bind",
+           "build_gateway", "request_ctx", "run"]
 
 #: How often the policy file is looked at for a change, in seconds.
 WATCH_INTERVAL = 1.0
@@ -163,6 +169,11 @@ def request_ctx(headers: Sequence[str]) -> dict[str, Any]:
 # --- the gateway -------------------------------------------------------------------
 
 
+class StartRefused(Exception):
+    """The upstreams' lists cannot be served as they are (two tools would get
+    one name): the gateway stops before it serves."""
+
+
 @dataclass
 class Gateway:
     """A built gateway: the FastMCP server, its upstreams and its policy."""
@@ -176,8 +187,14 @@ class Gateway:
 
     async def start(self) -> None:
         """Starts every upstream (at once; each within its start timeout) and
-        says so in one log line."""
+        says so in one log line. :class:`StartRefused` when two of their tools
+        would get one name."""
         await asyncio.gather(*(u.start() for u in self.upstreams))
+        clashes = await self.provider.clashes("tools")
+        if clashes:
+            fix = ("rename one with [[rename]] in the policy, or serve --names prefixed"
+                   if self.provider.names == "bare" else "rename one with [[rename]]")
+            raise StartRefused(f"two tools would get one name: {'; '.join(clashes)}: {fix}")
         up = [u.name for u in self.upstreams if u.down is None]
         logger.warning("gateway ready on %s: %d of %d upstreams up%s", self.where, len(up),
                        len(self.upstreams), f" ({', '.join(up)})" if up else "")
@@ -198,7 +215,8 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
                   ctx: Callable[[], Any], message: MessageSource,
                   auth: TokenVerifier | None = None, start_timeout: float = 30.0,
                   list_timeout: float = 10.0, policy_timeout: float = 5.0,
-                  watch: bool = True) -> Gateway:
+                  watch: bool = True, names: str = "prefixed",
+                  page_size: int | None = None) -> Gateway:
     upstreams = [Upstream(spec, start_timeout=start_timeout, list_timeout=list_timeout)
                  for spec in servers]
     holder: list[Gateway] = []
@@ -215,10 +233,14 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
                     await watcher
 
     server: FastMCP[Any] = FastMCP("toolfilter gateway", auth=auth, lifespan=lifespan,
-                                   mask_error_details=False)
+                                   mask_error_details=False, list_page_size=page_size)
     provider = GatewayProvider(upstreams, lambda: policy.policy, ctx=ctx, message=message.read,
-                               runner=PolicyRunner(policy_timeout))
+                               runner=PolicyRunner(policy_timeout), names=names)
     server.add_provider(provider)
+    # Outermost in the SDK's chain (FastMCP's low-level server, which its own
+    # transports run too): the list filter sees each list and the
+    # capabilities in their final wire form.
+    server._mcp_server.middleware.insert(0, ListFilterMiddleware())
     gateway = Gateway(server, upstreams, policy, provider)
     holder.append(gateway)
     return gateway
