@@ -33,10 +33,21 @@ sits there:
   envelope, and the answer comes back with the hidden tool's name in place of
   the stand-in. The hidden tool's code never runs.
 
+The middleware also filters the lists by the request's ``params.filter``
+(the draft MCP proposal for list filtering: ``namePatterns``,
+``uriPatterns``; :mod:`toolfilter_fast.list_filter`) and advertises it in
+the capabilities; that only narrows what the rules keep, and a call is
+judged by the rules alone. A Policy's ``[[rename]]`` entries are applied to
+the listed tools (name and description), and a call of a new name runs the
+server's tool under its own name; its old name is then unknown.
+
 The SDK 1.x has no middleware chain; there :func:`filter_server` wraps the
 low-level server's ``tools/list`` and ``tools/call`` handlers
 (``request_handlers``, reached through the private ``_mcp_server`` of a 1.x
-``FastMCP``) with the same decisions.
+``FastMCP``) with the same decisions. Those handlers get 1.x's typed
+request, whose params model keeps no ``filter``, and the capabilities come
+from the server's own initialization options: on 1.x there is no list
+filtering and no renaming.
 
 Importing this module imports the SDK; ``import toolfilter_fast`` does not.
 """
@@ -58,6 +69,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
     ) from err
 
 from .._tool import Tool
+from ..list_filter import ListFilterMiddleware
 from ._common import (
     FOCUS_KEY,
     MESSAGE_KEY,
@@ -97,6 +109,9 @@ _STAND_IN = "toolfilter-fast/hidden-tool"
 _PAGE_LIMIT = 1000
 
 _SECRET_HEADERS = frozenset({"authorization", "cookie"})
+
+#: The list filter, around everything the middleware does.
+_LISTS = ListFilterMiddleware()
 
 
 @dataclass(frozen=True)
@@ -266,6 +281,39 @@ class ToolFilterMiddleware(BoundFilter):
         return kept, private, self._per_turn(selection)
 
     async def __call__(self, ctx: Any, call_next: Next) -> Any:
+        return await _LISTS(ctx, lambda inner: self._dispatch(inner, call_next))
+
+    def _shown(self, tools: list[Any]) -> list[Any]:
+        """The kept tools (wire form) under a Policy's renames; two shown
+        under one name are both left out, with a warning."""
+        renames = None if self._policy is None else self._policy.renames
+        if not renames:
+            return tools
+        shown = []
+        for tool in tools:
+            own = tool.get("name") if isinstance(tool, Mapping) else None
+            if not isinstance(own, str) or (self._server_id, own) not in renames:
+                shown.append(tool)
+                continue
+            tool = {**tool, "name": renames.name(self._server_id, own)}
+            description = renames.description(self._server_id, own, tool.get("description"))
+            if description is not None:
+                tool["description"] = description
+            shown.append(tool)
+        names = [tool.get("name") if isinstance(tool, Mapping) else None for tool in shown]
+        twice = {name for name in names if name is not None and names.count(name) > 1}
+        for name in sorted(twice):
+            logger.warning("toolfilter_fast %s adapter: two tools of server %r would be listed "
+                           "as %r (a rename): neither is", _WHERE, self._server_id, name)
+        return [tool for tool, name in zip(shown, names, strict=True) if name not in twice]
+
+    def _target(self, name: str) -> str | None:
+        """The server's own name of the tool called ``name``; None for a name
+        a rename took away."""
+        renames = None if self._policy is None else self._policy.renames
+        return renames.original(self._server_id, name) if renames else name
+
+    async def _dispatch(self, ctx: Any, call_next: Next) -> Any:
         method = getattr(ctx, "method", None)
         if method == "tools/list":
             result = await call_next(ctx)
@@ -278,7 +326,7 @@ class ToolFilterMiddleware(BoundFilter):
                 return _with_tools(result, [], True, True) if isinstance(result, Mapping) \
                     else result
             kept, private, per_turn = self._kept(tools, ctx)
-            return _with_tools(result, kept, private, per_turn)
+            return _with_tools(result, self._shown(kept), private, per_turn)
         if method == "tools/call":
             return await self._call(ctx, call_next)
         return await call_next(ctx)
@@ -309,14 +357,24 @@ class ToolFilterMiddleware(BoundFilter):
             return None
 
     async def _stand_in(self, name: str, page: Callable[[Any], Awaitable[Any]],
-                        ctx: Any) -> str | None:
+                        ctx: Any, shown: str | None = None) -> str | None:
         """None to let the call of ``name`` through; else the name, one the
-        server has not got, to pass the call on under."""
+        server has not got, to pass the call on under. ``shown``: the name
+        called, when a Policy's rename made it ``name`` (hidden when the rules
+        hide ``name``, the server lists none, or lists ``shown`` as a tool of
+        its own too); a name a rename took away is hidden."""
         listing = await self._listing(page, ctx)
         if listing is None:
             return _STAND_IN
         names, kept_names = listing
-        if name in kept_names or name not in names:
+        if shown is None or shown == name:
+            refused = shown is None and self._target(name) is None
+            hidden = name in names and (refused or name not in kept_names)
+        else:
+            renames = self._policy.renames
+            clash = shown in names and renames.name(self._server_id, shown) == shown
+            hidden = clash or name not in kept_names
+        if not hidden:
             return None
         stand_in = _STAND_IN
         while stand_in in names:
@@ -337,9 +395,13 @@ class ToolFilterMiddleware(BoundFilter):
             return await call_next(dataclasses.replace(ctx, method="tools/list",
                                                        params=list_params))
 
-        stand_in = await self._stand_in(name, page, ctx)
+        target = self._target(name)
+        stand_in = await self._stand_in(name if target is None else target, page, ctx,
+                                        shown=None if target is None else name)
         if stand_in is None:
-            return await call_next(ctx)
+            if target is None or target == name:
+                return await call_next(ctx)
+            return await call_next(dataclasses.replace(ctx, params={**params, "name": target}))
         try:
             result = await call_next(dataclasses.replace(ctx, params={**params, "name": stand_in}))
         except _SDK_ERROR as err:
@@ -355,6 +417,9 @@ class _HandlerFilter(ToolFilterMiddleware):
     ``request_ctx``."""
 
     __slots__ = ()
+
+    def _target(self, name: str) -> str | None:
+        return name  # no renames on 1.x (see the module)
 
     def _turn_context(self, request: Any) -> tuple[MCPRequest | None, Exception | None]:
         try:
