@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..focus.common import check_id
+from ..groups.model import flat_name
 from ..relevance.options import Relevance
 
 __all__ = ["STAGES", "Dropped", "Focus", "Selection", "check_max_tools", "check_relevance",
@@ -48,8 +49,10 @@ def check_relevance(value: Any) -> Relevance | None:
 
 
 def flat_name_of(tool: Any) -> str:
-    """The name the groups stage sees: ``<server_id>__<name>``."""
-    return f"{tool.server_id}__{tool.name}"
+    """The name the groups stage sees: ``<server_id>__<name>``, read by
+    characters (:func:`~toolfilter_fast.groups.flat_name`): a str subclass's
+    ``__format__``, ``__str__`` or ``__add__`` does not choose it."""
+    return flat_name(tool)
 
 
 @dataclass(frozen=True)
