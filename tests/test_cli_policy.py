@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import pathlib
+import sys
 
+from toolfilter_fast import Policy
 from toolfilter_fast.cli import main
+from toolfilter_fast.cli.catalog_files import read_catalog
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples" / "policy"
 CATALOGS = [str(EXAMPLES / name) for name in ("github.json", "fs.json", "ui.json")]
@@ -117,3 +120,93 @@ def test_check_format_mcp_prints_the_visible_definitions_unchanged(capsys):
     assert listed and all(t == originals[t["name"]] for t in listed)
     assert [t["name"] for t in listed][:3] == ["get_me", "get_issue", "list_issues"]
     assert "delete_repository" not in {t["name"] for t in listed}
+
+
+# --- one order wherever a budget applies ------------------------------------------------
+
+BUDGET = '[filter]\nexclude = ["*/delete_*"]\n[budget]\nmax_tools = 20\n'
+
+
+def _in_serving_order(tools, servers):
+    """The gateway's order, written out: servers as ranked, each one's tools by name."""
+    rank = {server: i for i, server in enumerate(servers)}
+    return sorted(tools, key=lambda tool: (rank[tool.server_id], tool.name))
+
+
+def _checked(capsys, *argv):
+    code, out, err = run(capsys, "check", "--format", "json", *argv)
+    assert code == 0, err
+    return {(t["server_id"], t["name"]) for t in json.loads(out)["tools"] if t["visible"]}
+
+
+def _exported(capsys, *argv):
+    code, out, err = run(capsys, "export", "--format", "claude-code", *argv)
+    assert code == 0, err
+    return {tuple(rule.removeprefix("mcp__").split("__", 1))
+            for rule in json.loads(out)["permissions"]["allow"]}
+
+
+def _servers_file(path, names):
+    path.write_text(json.dumps({"mcpServers": {
+        name: {"url": f"https://{name}.example/mcp"} for name in names}}))
+    return str(path)
+
+
+def test_a_budget_keeps_the_same_tools_through_check_export_and_select(capsys, tmp_path):
+    config = tmp_path / "budget.toml"
+    config.write_text(BUDGET)
+    policy = Policy.from_file(config)
+    tools = [tool for path in CATALOGS for tool in read_catalog(path)]
+    for catalogs, servers in [(CATALOGS, ["github", "fs", "ui"]),
+                              (CATALOGS[::-1], ["ui", "fs", "github"])]:
+        kept = policy.select(_in_serving_order(tools, servers)).tools
+        want = {(tool.server_id, tool.name) for tool in kept}
+        assert len(want) == 20
+        assert _checked(capsys, "--config", str(config), *catalogs) == want
+        assert _exported(capsys, "--config", str(config), *catalogs) == want
+    # The catalogs' own order (not each server's tools by name) keeps others.
+    assert {(t.server_id, t.name) for t in policy.select(tools).tools} != want
+
+
+def test_a_servers_file_orders_the_servers_as_serve_does(capsys, tmp_path):
+    config = tmp_path / "budget.toml"
+    config.write_text(BUDGET)
+    policy = Policy.from_file(config)
+    tools = [tool for path in CATALOGS for tool in read_catalog(path)]
+    order = ["ui", "fs", "github"]
+    servers = _servers_file(tmp_path / "servers.json", order)
+    want = {(t.server_id, t.name) for t in policy.select(_in_serving_order(tools, order)).tools}
+    # The catalogs given in another order (as a shell glob gives them): the file decides.
+    assert _checked(capsys, "--config", str(config), "--servers", servers, *CATALOGS) == want
+    assert _exported(capsys, "--config", str(config), "--servers", servers, *CATALOGS) == want
+    # lint's --deny-visible judges the whole policy in the same order.
+    code, out, _ = run(capsys, "lint", "--config", str(config), "--servers", servers, "--format",
+                       "json", "--deny-visible", "github/*", *CATALOGS)
+    denied = next(f for f in json.loads(out)["findings"] if f["kind"] == "denied")
+    assert code == 1
+    assert {tuple(n.split("/", 1)) for n in denied["tools"]} == {p for p in want if p[0] == "github"}
+
+
+def test_the_export_header_says_what_the_servers_file_lacks(capsys, tmp_path):
+    config = tmp_path / "static.toml"
+    config.write_text('[filter]\nexclude = ["*/delete_*"]\n')
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {
+        "github": {"command": sys.executable, "args": ["-c", "pass"]},
+        "fs": {"url": "https://fs.example/mcp"}}}))
+    code, out, err = run(capsys, "export", "--config", str(config), "--format", "openai",
+                         "--servers", str(servers), *CATALOGS)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [line for line in doc["//"] if "URL" in line] == [
+        "server 'github' has no URL in the servers file (a stdio server there; give "
+        "--server-url github=URL): a placeholder stands for it",
+        "server 'ui' has no URL: it is not in the servers file (give --server-url ui=URL): "
+        "a placeholder stands for it"]
+    assert {t["server_label"]: t["server_url"] for t in doc["tools"]}["fs"] == (
+        "https://fs.example/mcp")
+    code, out, _ = run(capsys, "export", "--config", str(config), "--format", "anthropic",
+                       CATALOGS[1])
+    assert json.loads(out)["//"][-1] == (
+        "server 'fs' has no URL here (give --servers or --server-url fs=URL): a placeholder "
+        "stands for it")

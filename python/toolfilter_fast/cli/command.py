@@ -23,9 +23,10 @@ from .._version import __version__
 from ..config import Config, ConfigError, load_config, load_file, parse_toml
 from ..filter.explain import Decision, Explainer
 from ..gateway import cli as gateway_cli
+from ..gateway.servers import ServersError, read_servers
 from ..policy import Policy
 from . import demo as _demo
-from .catalog_files import CatalogError, read_catalog
+from .catalog_files import CatalogError, read_catalog, serving_order
 from .lint import deny_rule, lint
 from .term import ProgressBar, Style, table, wants_color
 
@@ -98,6 +99,16 @@ def _catalog_args(args: Sequence[str], server_id: str | None) -> list[tuple[str,
     return out
 
 
+def _server_order(path: str | None) -> list[str]:
+    """``--servers``: the servers file's servers, in its order (read as serve reads it)."""
+    if path is None:
+        return []
+    try:
+        return [spec.name for spec in read_servers(path)]
+    except ServersError as err:
+        raise UsageError(f"--servers {err}") from None
+
+
 def _read_catalogs(args: Sequence[str], server_id: str | None) -> list[Tool]:
     tools: list[Tool] = []
     for path, server in _catalog_args(args, server_id):
@@ -161,12 +172,18 @@ class _PolicyRow:
 
 
 def _policy_rows(policy: Policy, tools: Sequence[Tool], decisions: Sequence[Decision], ctx: Any,
-                 message: str | None, focus: Any) -> tuple[list[_PolicyRow], tuple[str, ...]]:
+                 message: str | None, focus: Any, servers: Sequence[str] = (),
+                 ) -> tuple[list[_PolicyRow], tuple[str, ...]]:
+    """Each tool's row, in the order given; the policy judges them in the
+    gateway's order (:func:`serving_order`), which the budget and the other
+    order-dependent stages read."""
+    order = serving_order(tools, servers)
     try:
-        selection = policy.select(tools, ctx, message, focus)
+        selection = policy.select([tools[i] for i in order], ctx, message, focus)
     except ValueError as err:
         raise UsageError(f"--focus: {err}") from None
-    rows = [_PolicyRow(d, selection.stage_of(i), selection.reason_of(i), tools[i])
+    place = {i: j for j, i in enumerate(order)}
+    rows = [_PolicyRow(d, selection.stage_of(place[i]), selection.reason_of(place[i]), tools[i])
             for i, d in enumerate(decisions)]
     return rows, selection.stages
 
@@ -279,7 +296,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     tools = _read_catalogs(args.catalogs, args.server_id)
     decisions = _explain_all(Explainer(config.filter), tools, ctx, args.progress)
     rows, stages = _policy_rows(Policy.from_parts(config), tools, decisions, ctx, args.message,
-                                args.focus)
+                                args.focus, _server_order(args.servers))
     results = _check_expectations(expectations, rows)
     shown = rows
     if args.only != "all":
@@ -366,7 +383,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         chosen.append(found or Tool(server, name))
     turn = list(known.values()) if args.catalog else chosen
     decisions = [explainer.explain(tool, ctx) for tool in turn]
-    rows, _ = _policy_rows(policy, turn, decisions, ctx, args.message, args.focus)
+    rows, _ = _policy_rows(policy, turn, decisions, ctx, args.message, args.focus,
+                           _server_order(args.servers))
     by_tool = {id(tool): row for tool, row in zip(turn, rows, strict=True)}
     picked = [by_tool[id(tool)] for tool in chosen]
     out = sys.stdout
@@ -394,7 +412,8 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     config = _load_config(args.config, args.command)
     tools = _read_catalogs(args.catalogs, args.server_id)
     try:
-        findings = lint(config, tools, ctx=ctx, message=args.message, focus=args.focus, deny=deny)
+        findings = lint(config, tools, ctx=ctx, message=args.message, focus=args.focus, deny=deny,
+                        servers=_server_order(args.servers))
     except ValueError as err:
         raise UsageError(f"--focus: {err}") from None
     out = sys.stdout
@@ -593,6 +612,8 @@ def build_parser() -> argparse.ArgumentParser:
     focus_help = ("the focus lens's state, session:widget or session:widget:hover "
                   "(default: none: the lens does not run)")
     ctx_help = "the ctx passed to function patterns: JSON, or @FILE holding JSON (default: null)"
+    servers_help = ("the servers file toolfilter serve reads: the policy judges the servers' "
+                    "tools in its order, as serve does (default: the catalogs' order)")
 
     check = sub.add_parser(
         "check", parents=[common], help="show which tools of catalogs a config shows or hides",
@@ -608,6 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a catalog file: FILE or SERVER=FILE")
     check.add_argument("--server-id", metavar="ID",
                        help="the server id of a single tools/list CATALOG")
+    check.add_argument("--servers", metavar="SERVERS.json", help=servers_help)
     check.add_argument("--ctx", metavar="JSON", help=ctx_help)
     check.add_argument("--message", metavar="TEXT", help=message_help)
     check.add_argument("--focus", metavar="SESSION:WIDGET[:HOVER]", help=focus_help)
@@ -637,6 +659,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--config", required=True, metavar="FILE", help=config_help)
     explain.add_argument("tools", nargs="+", metavar="SERVER/TOOL",
                          help="the tool, split at the first '/'")
+    explain.add_argument("--servers", metavar="SERVERS.json", help=servers_help)
     explain.add_argument("--ctx", metavar="JSON", help=ctx_help)
     explain.add_argument("--message", metavar="TEXT", help=message_help)
     explain.add_argument("--focus", metavar="SESSION:WIDGET[:HOVER]", help=focus_help)
@@ -664,6 +687,7 @@ def build_parser() -> argparse.ArgumentParser:
                              help="a catalog file: FILE or SERVER=FILE")
     lint_parser.add_argument("--server-id", metavar="ID",
                              help="the server id of a single tools/list CATALOG")
+    lint_parser.add_argument("--servers", metavar="SERVERS.json", help=servers_help)
     lint_parser.add_argument("--ctx", metavar="JSON", help=ctx_help)
     lint_parser.add_argument("--message", metavar="TEXT", help=message_help)
     lint_parser.add_argument("--focus", metavar="SESSION:WIDGET[:HOVER]", help=focus_help)

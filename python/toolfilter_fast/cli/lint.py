@@ -31,6 +31,7 @@ from ..filter import ToolFilter
 from ..filter.entries import Annotations, Cel
 from ..filter.explain import Explainer, PatternRef
 from ..policy import Policy
+from .catalog_files import serving_order
 
 __all__ = ["Finding", "deny_rule", "lint"]
 
@@ -90,9 +91,11 @@ def _label(tool: Tool) -> str:
 
 
 def lint(config: Config, tools: Sequence[Tool], *, ctx: Any = None, message: str | None = None,
-         focus: Any = None, deny: Sequence[tuple[str, ToolFilter]] = ()) -> list[Finding]:
+         focus: Any = None, deny: Sequence[tuple[str, ToolFilter]] = (),
+         servers: Sequence[str] = ()) -> list[Finding]:
     """The findings of the config on the catalogs' tools, warnings first, then
-    the failed assertions."""
+    the failed assertions (the policy judging the tools in the gateway's
+    order, servers as ``servers`` ranks them: :func:`serving_order`)."""
     explainer = Explainer(config.filter)
     findings: list[Finding] = []
     loose_include: dict[int, set[int]] | None = None
@@ -124,7 +127,8 @@ def lint(config: Config, tools: Sequence[Tool], *, ctx: Any = None, message: str
                         f"{earlier.source}: every tool it matches, that one matches too"))
                     break
     if deny:
-        selection = Policy.from_parts(config).select(tools, ctx, message, focus)
+        ordered = [tools[i] for i in serving_order(tools, servers)]
+        selection = Policy.from_parts(config).select(ordered, ctx, message, focus)
         visible = {id(tool) for tool in selection.tools}
         for text, rule in deny:
             offenders = tuple(_label(t) for t in tools
