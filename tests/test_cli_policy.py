@@ -210,3 +210,46 @@ def test_the_export_header_says_what_the_servers_file_lacks(capsys, tmp_path):
     assert json.loads(out)["//"][-1] == (
         "server 'fs' has no URL here (give --servers or --server-url fs=URL): a placeholder "
         "stands for it")
+
+
+# --- explain without a catalog --------------------------------------------------------
+
+
+def test_explain_needs_the_catalog_when_the_policy_reads_hints(capsys, tmp_path):
+    # check says github/get_issue is visible (it is read-only); explain without
+    # the catalog used to say hidden, every hint taking its default.
+    code, out, _ = run(capsys, "check", "--config", POLICY, "--format", "json", *CATALOGS)
+    assert by_tool(out)["github/get_issue"]["visible"]
+    code, out, err = run(capsys, "explain", "--config", POLICY, "github/get_issue")
+    assert (code, out) == (2, "")
+    assert err == (
+        "toolfilter explain: error: --catalog is needed: filter.include[0] {annotations = "
+        '{readOnlyHint = true}, trusted = ["github", "fs", "ui"]} reads the tool\'s '
+        "annotations, which only its catalog record gives (without it every hint would take "
+        "its MCP default, and explain would judge another tool than check does)\n")
+    code, out, _ = run(capsys, "explain", "--config", POLICY, "--catalog", CATALOGS[0],
+                       "github/get_issue")
+    assert code == 0 and "github/get_issue: visible" in out
+    cel = tmp_path / "cel.toml"
+    cel.write_text("[filter]\nexclude = [{cel = 'tool.annotations.destructiveHint'}]\n")
+    code, _, err = run(capsys, "explain", "--config", str(cel), "github/get_issue")
+    assert code == 2 and "exclude[0] {cel = " in err and "reads the tool's annotations" in err
+
+
+def test_explain_without_a_catalog_says_the_tool_is_bare(capsys, tmp_path):
+    globs = tmp_path / "globs.toml"
+    globs.write_text('[filter]\ninclude = ["github/*"]\n')
+    code, out, _ = run(capsys, "explain", "--config", str(globs), "github/get_issue")
+    assert code == 0 and "github/get_issue: visible" in out and "record" not in out
+    cel = tmp_path / "cel.toml"
+    cel.write_text("[filter]\ninclude = [{cel = 'tool.description != null'}]\n")
+    code, out, _ = run(capsys, "explain", "--config", str(cel), "github/get_issue")
+    assert code == 0 and "github/get_issue: hidden" in out
+    assert ("  record   none (no --catalog): the tool is its server and name alone, without "
+            "description, title, annotations or _meta\n") in out
+    code, out, _ = run(capsys, "explain", "--config", str(cel), "--format", "json",
+                       "github/get_issue")
+    assert json.loads(out)[0]["record"] is False
+    code, out, _ = run(capsys, "explain", "--config", str(cel), "--format", "json",
+                       "--catalog", CATALOGS[0], "github/get_issue")
+    assert json.loads(out)[0]["record"] is True and json.loads(out)[0]["visible"]

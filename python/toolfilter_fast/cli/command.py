@@ -21,7 +21,8 @@ from typing import Any, TextIO
 from .._tool import Tool
 from .._version import __version__
 from ..config import Config, ConfigError, load_config, load_file, parse_toml
-from ..filter.explain import Decision, Explainer
+from ..filter.entries import Annotations, Cel
+from ..filter.explain import Decision, Explainer, describe_pattern
 from ..gateway import cli as gateway_cli
 from ..gateway.servers import ServersError, read_servers
 from ..policy import Policy
@@ -321,7 +322,26 @@ def _cmd_check(args: argparse.Namespace) -> int:
 # --- explain -------------------------------------------------------------------------
 
 
-def _explain_text(row: _PolicyRow, style: Style) -> list[str]:
+def _hint_reader(tool_filter: Any) -> str | None:
+    """The first pattern that reads a tool's annotations (an annotation
+    pattern, or a CEL pattern whose expression names ``annotations``), as
+    ``filter.include[0] {annotations = ...}``; None when none does."""
+    for option in ("include", "exclude"):
+        for index, entry in enumerate(getattr(tool_filter, option)):
+            if isinstance(entry, Annotations) or (
+                    isinstance(entry, Cel) and "annotations" in entry.source):
+                return f"filter.{option}[{index}] {describe_pattern(entry)}"
+    return None
+
+
+def _reads_record(tool_filter: Any) -> bool:
+    """Whether a pattern may read more of a tool than its server and name (a
+    CEL or function pattern: the description, title, annotations, _meta)."""
+    return any(isinstance(entry, Cel) or callable(entry)
+               for option in ("include", "exclude") for entry in getattr(tool_filter, option))
+
+
+def _explain_text(row: _PolicyRow, style: Style, bare: bool = False) -> list[str]:
     d = row.decision
     status = style("visible", "green", "bold") if row.visible else style("hidden", "red", "bold")
     lines = [f"{style(_tool_label(d), 'bold')}: {status}"]
@@ -350,6 +370,9 @@ def _explain_text(row: _PolicyRow, style: Style) -> list[str]:
           f"name {json.dumps(d.folded_name, ensure_ascii=False)} (what exclude patterns match)")
     field("refresh", "kept by static_visible (functions decide at read time)"
           if d.static_visible else "dropped by static_visible (never stored by a catalog)")
+    if bare:
+        field("record", "none (no --catalog): the tool is its server and name alone, without "
+              "description, title, annotations or _meta")
     if d.hints is not None and (d.hints or d.effective_hints is not None):
         given = ", ".join(f"{k}={'true' if v else 'false'}" for k, v in d.hints.items())
         field("hints", f"given: {given or 'none'}" + (
@@ -367,6 +390,13 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     targets = [_split_tool(text, "SERVER/TOOL") for text in args.tools]
     ctx = _parse_ctx(args.ctx)
     config = _load_config(args.config, args.command)
+    reader = None if args.catalog else _hint_reader(config.filter)
+    if reader is not None:
+        # A bare tool has no annotations: every hint would take its default,
+        # a verdict about another tool than the one check judges.
+        raise UsageError(f"--catalog is needed: {reader} reads the tool's annotations, which "
+                         "only its catalog record gives (without it every hint would take its "
+                         "MCP default, and explain would judge another tool than check does)")
     known: dict[tuple[str, str], Tool] = {}
     if args.catalog:
         for tool in _read_catalogs(args.catalog, None):
@@ -389,11 +419,13 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     picked = [by_tool[id(tool)] for tool in chosen]
     out = sys.stdout
     if args.format == "json":
-        json.dump([row.to_dict() for row in picked], out, ensure_ascii=False, indent=2)
+        json.dump([{**row.to_dict(), "record": bool(args.catalog)} for row in picked], out,
+                  ensure_ascii=False, indent=2)
         out.write("\n")
     else:
         style = Style(wants_color(out, args.color))
-        blocks = ["\n".join(_explain_text(row, style)) for row in picked]
+        bare = not args.catalog and _reads_record(config.filter)
+        blocks = ["\n".join(_explain_text(row, style, bare)) for row in picked]
         out.write("\n\n".join(blocks) + "\n")
     return 0
 
