@@ -253,3 +253,101 @@ def test_explain_without_a_catalog_says_the_tool_is_bare(capsys, tmp_path):
     code, out, _ = run(capsys, "explain", "--config", str(cel), "--format", "json",
                        "--catalog", CATALOGS[0], "github/get_issue")
     assert json.loads(out)[0]["record"] is True and json.loads(out)[0]["visible"]
+
+
+# --- lint: an include that an exclude always overrides ----------------------------------
+
+
+def _lint(capsys, config, *argv):
+    code, out, err = run(capsys, "lint", "--config", str(config), "--format", "json", *argv,
+                         *CATALOGS)
+    assert code in (0, 1), err
+    return {f["where"]: f for f in json.loads(out)["findings"]}
+
+
+def test_lint_reports_an_include_every_tool_of_which_an_exclude_hides(capsys, tmp_path):
+    config = tmp_path / "p.toml"
+    config.write_text(
+        "[filter]\n"
+        'include = ["github/*", "fs/*", {annotations = {readOnlyHint = true}, trusted = '
+        '["github"]}, "ui/demo.*", "github/*e_repository", "fs/*_file"]\n'
+        'exclude = [{annotations = {destructiveHint = true}, trusted = ["github"]}, '
+        '"*/create_*", {cel = "ctx.role == \\"x\\""}]\n')
+    found = _lint(capsys, config)
+    # fs and ui are not trusted: every hint of theirs takes its default, and
+    # destructiveHint's is true, so exclude[0] hides every tool they have.
+    assert found["filter.include[1]"]["kind"] == "overridden"
+    assert found["filter.include[1]"]["message"] == (
+        '"fs/*" includes nothing: exclude[0] {annotations = {destructiveHint = true}, '
+        'trusted = ["github"]} hides every tool it matches (4; exclude patterns are '
+        "applied first)")
+    assert found["filter.include[1]"]["tools"] == [
+        "fs/read_file", "fs/list_directory", "fs/write_file", "fs/move_file"]
+    assert found["filter.include[3]"]["kind"] == "overridden"
+    # Two excludes together: each tool named by the first that hides it.
+    assert found["filter.include[4]"]["message"] == (
+        '"github/*e_repository" includes nothing: exclude[0] {annotations = {destructiveHint '
+        '= true}, trusted = ["github"]} and exclude[1] "*/create_*" hide every tool it '
+        "matches (2; exclude patterns are applied first)")
+    assert found["filter.include[5]"]["kind"] == "overridden"
+    # github's read-only tools are never destructive; github/* includes some.
+    assert "filter.include[0]" not in found
+    assert found["filter.include[2]"]["kind"] == "shadowed"  # by github/*, not overridden
+    text = run(capsys, "lint", "--config", str(config), *CATALOGS)[1]
+    assert "warning overridden: filter.include[1]: \"fs/*\" includes nothing" in text
+
+
+def test_lint_reports_an_include_of_a_server_without_hints_under_a_destructive_exclude(
+        capsys, tmp_path):
+    # The issue's case: a server that declares no hints is destructive by the
+    # MCP defaults, so the exclude hides all of it, whatever it trusts.
+    (tmp_path / "notes.json").write_text(json.dumps(
+        {"tools": [{"name": "read_note"}, {"name": "write_note", "annotations": {}}]}))
+    config = tmp_path / "p.toml"
+    config.write_text('[filter]\ninclude = ["notes/*", "github/get_*"]\n'
+                      "exclude = [{annotations = {destructiveHint = true}}]\n")
+    code, out, _ = run(capsys, "lint", "--config", str(config), "--strict",
+                       str(tmp_path / "notes.json"), CATALOGS[0])
+    assert code == 1
+    assert out.splitlines() == [
+        'warning overridden: filter.include[0]: "notes/*" includes nothing: exclude[0] '
+        "{annotations = {destructiveHint = true}} hides every tool it matches (2; exclude "
+        "patterns are applied first)",
+        "    notes/read_note", "    notes/write_note",
+        "35 tools: 1 warning, 0 failed assertions"]
+
+
+def test_lint_counts_only_what_an_exclude_always_hides(capsys, tmp_path):
+    config = tmp_path / "p.toml"
+    # A dynamic exclude (CEL reading ctx, a function) hides only for some
+    # callers: it overrides nothing. An include that matches nothing is unused.
+    config.write_text(
+        "[filter]\n"
+        'include = ["fs/*", "ui/*", "nothing/here"]\n'
+        "exclude = [{cel = 'ctx == null || tool.server_id == \"fs\"'}, "
+        "{cel = 'tool.server_id == \"ui\" && tool.annotations.readOnlyHint'}]\n")
+    found = _lint(capsys, config)
+    assert "filter.include[0]" not in found
+    assert "filter.include[1]" not in found  # ui has tools that are not read-only
+    assert found["filter.include[2]"]["kind"] == "unused"
+
+
+DOCS_POLICY = """[filter]
+include = [
+  {annotations = {readOnlyHint = true}},
+  {cel = 'ctx != null && "writer" in ctx.scopes'},
+]
+exclude = [{annotations = {destructiveHint = true}}]
+"""
+
+
+def test_lint_finds_nothing_overridden_in_the_examples(capsys, tmp_path):
+    for ctx in ('{"role": "user"}', '{"role": "admin"}'):
+        assert not any(f["kind"] == "overridden" for f in _lint(capsys, POLICY, "--ctx", ctx).values())
+    config = tmp_path / "gateway.toml"
+    config.write_text(DOCS_POLICY)
+    assert not any(f["kind"] == "overridden" for f in _lint(capsys, config).values())
+    assert run(capsys, "demo", "--write-example", str(tmp_path / "ex"))[0] == 0
+    code, out, _ = run(capsys, "lint", "--config", str(tmp_path / "ex" / "filters.toml"),
+                       str(tmp_path / "ex" / "catalog.jsonl"))
+    assert (code, out) == (0, "17 tools: 0 warnings, 0 failed assertions\n")

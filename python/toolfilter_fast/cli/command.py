@@ -465,11 +465,15 @@ def _cmd_lint(args: argparse.Namespace) -> int:
             out.write(f"{style('DENIED', 'red', 'bold')} {f.message}:\n")
             for name in f.tools:
                 out.write(f"    {name}\n")
-        out.write(style(f"{len(tools)} tools: {len(warnings_)} warnings, "
-                        f"{len(denied)} failed assertions", "bold") + "\n")
+        out.write(style(f"{len(tools)} tools: {_count(len(warnings_), 'warning')}, "
+                        f"{_count(len(denied), 'failed assertion')}", "bold") + "\n")
     if denied or (args.strict and warnings_):
         return 1
     return 0
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}{'' if n == 1 else 's'}"
 
 
 # --- demo ----------------------------------------------------------------------------
@@ -706,8 +710,10 @@ def build_parser() -> argparse.ArgumentParser:
         "lint", parents=[common],
         help="find patterns that do nothing, and assert what stays hidden",
         description="Checks a policy against tool catalogs. Warns of static patterns that "
-                    "match no tool, include patterns that match only loosely, and patterns "
-                    "shadowed by an earlier one of the same option. --deny-visible RULE "
+                    "match no tool, include patterns that match only loosely, include patterns "
+                    "that include nothing (static exclude patterns hide every tool they "
+                    "match), and patterns shadowed by an earlier one of the same option. "
+                    "--deny-visible RULE "
                     "asserts that no tool the rule matches is visible under the whole policy "
                     "(for --ctx, --message, --focus); RULE is 'annotations: destructiveHint' "
                     "(hints, comma-separated, 'hint=false' for false), 'cel: EXPR' or a "
