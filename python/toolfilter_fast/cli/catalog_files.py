@@ -15,24 +15,19 @@ Records are MCP tool definitions (``description``, ``inputSchema`` or
 ``input_schema``, ``outputSchema``, ``annotations``, ``title``, ``_meta``,
 ``icons``, ...) and are kept whole: ``Tool.to_mcp()`` gives each back as it was
 read. ``-`` reads standard input.
-
-The policy judges the tools of all the catalogs in the gateway's order
-(:func:`serving_order`), so that a stage that depends on the order (the
-budget, a relevance tie, the lens's first tool of a name) keeps what
-``toolfilter serve`` keeps.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .._tool import Tool
 
-__all__ = ["CatalogError", "read_catalog", "serving_order"]
+__all__ = ["CatalogError", "read_catalog"]
 
 
 class CatalogError(ValueError):
@@ -178,16 +173,3 @@ def read_catalog(path: str, server_id: str | None = None) -> list[Tool]:
         _tool(f"{name}: tools[{i}]", record, None if combined else server_id)
         for i, record in enumerate(tools)
     ]
-
-
-def serving_order(tools: Sequence[Tool], servers: Sequence[str] = ()) -> list[int]:
-    """The places of ``tools`` in the order the gateway lists them: servers in
-    the order ``servers`` names them (a servers file's order), then every
-    other server in the order its first tool comes; each server's tools by
-    name (code point order), tools of one name in the order given."""
-    rank: dict[str, int] = {}
-    for server in servers:
-        rank.setdefault(server, len(rank))
-    for tool in tools:
-        rank.setdefault(tool.server_id, len(rank))
-    return sorted(range(len(tools)), key=lambda i: (rank[tools[i].server_id], tools[i].name))

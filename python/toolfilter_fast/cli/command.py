@@ -26,8 +26,9 @@ from ..filter.explain import Decision, Explainer, describe_pattern
 from ..gateway import cli as gateway_cli
 from ..gateway.servers import ServersError, read_servers
 from ..policy import Policy
+from ..policy.model import serving_order
 from . import demo as _demo
-from .catalog_files import CatalogError, read_catalog, serving_order
+from .catalog_files import CatalogError, read_catalog
 from .lint import deny_rule, lint
 from .term import ProgressBar, Style, table, wants_color
 

@@ -38,7 +38,7 @@ from ..filter import ToolFilter
 from ..filter.entries import Annotations, Cel
 from ..filter.explain import Explainer, PatternRef
 from ..policy import Policy
-from .catalog_files import serving_order
+from ..policy.model import serving_order
 
 __all__ = ["Finding", "deny_rule", "lint"]
 

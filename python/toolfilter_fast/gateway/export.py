@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._tool import Tool
-from ..cli.catalog_files import serving_order
 from ..groups import GroupMode
 from ..policy import Policy
+from ..policy.model import serving_order
 
 __all__ = ["FORMATS", "Allowed", "ExportError", "allowed", "reads", "render"]
 
