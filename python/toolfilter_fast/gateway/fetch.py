@@ -19,6 +19,7 @@ from typing import Any
 
 from fastmcp import Client
 
+from ..sdk_hints import hints_as_sent
 from .servers import ServerSpec
 from .upstream import _transport, _why
 
@@ -43,8 +44,10 @@ def _definition(tool: Any) -> dict[str, Any]:
 async def _fetch(spec: ServerSpec, directory: Path, timeout: float) -> Fetched:
     try:
         client = Client(_transport(spec), init_timeout=timeout, timeout=timeout)
+        # Hints as the server sent them: one that is no JSON boolean is left out.
         async with client:
-            tools = await client.list_tools()
+            with hints_as_sent():
+                tools = await client.list_tools()
         await client.transport.close()  # type: ignore[no-untyped-call]
     except Exception as err:
         return Fetched(spec.name, None, 0, _why(err))

@@ -38,6 +38,7 @@ from fastmcp.client.transports import (
 from fastmcp.server.providers.proxy import ProxyClient, ProxyProvider
 from fastmcp.tools.base import Tool as FastMCPTool
 
+from ..sdk_hints import hints_as_sent
 from .servers import ServerSpec
 
 __all__ = ["Upstream", "UpstreamGone", "logger"]
@@ -167,7 +168,9 @@ class Upstream(ProxyProvider):
                 and self.transport.ended:
             return []
         try:
-            with anyio.fail_after(self._list_timeout):
+            # The upstream's hints as it sent them: a hint that is no JSON boolean is
+            # left out (the MCP default), where the SDK's models would coerce it.
+            with anyio.fail_after(self._list_timeout), hints_as_sent():
                 listed = list(await super()._list_tools())
         except UpstreamGone as err:
             self._went_down(str(err))
