@@ -102,13 +102,12 @@ class _AsSent:
 
 
 def _install() -> None:
-    """Wraps ``ClientSession.send_request``, once."""
+    """Wraps ``ClientSession.send_request``, once; nothing without the SDK."""
     try:
         from mcp import types
         from mcp.client.session import ClientSession
-    except ImportError as err:  # pragma: no cover - the gateway and adapters bring the SDK
-        raise ImportError("hints_as_sent reads tool listings through the MCP SDK: "
-                          "pip install mcp") from err
+    except ImportError:  # pragma: no cover - no SDK, so no listing is read through it
+        return
     with _INSTALL:
         original = ClientSession.send_request
         if getattr(original, _MARK, False):
@@ -131,7 +130,7 @@ def hints_as_sent() -> Iterator[None]:
     """A block inside which the MCP SDK's client reads every ``tools/list``
     result's hints as sent (see the module's docs): a hint that is not a JSON
     boolean is left out of the SDK's tool, so it takes the MCP default. Blocks
-    nest; ImportError without the MCP SDK."""
+    nest. Without the MCP SDK installed it does nothing."""
     _install()
     token = _AS_SENT.set(True)
     try:

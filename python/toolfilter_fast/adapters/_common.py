@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from .._tool import Tool, as_mapping
 from ..policy.model import check_max_tools as check_count
+from ..sdk_hints import hints_as_sent
 
 __all__ = [
     "FOCUS_KEY",
@@ -277,7 +278,9 @@ class BoundFilter:
 class FilteredMethod:
     """An async listing method of a framework object (``list_tools``,
     ``get_tools``), then a list filter over what it gave, called with the
-    tools and the method's own arguments."""
+    tools and the method's own arguments. The method lists inside
+    :func:`~toolfilter_fast.sdk_hints.hints_as_sent`, so the MCP SDK's client
+    under the framework reads each tool's hints as the server sent them."""
 
     __slots__ = ("_apply", "_method", "_name", "_owner", "_shown")
 
@@ -287,7 +290,8 @@ class FilteredMethod:
         self._apply, self._shown = apply, shown
 
     async def __call__(self, *args: Any, **kwargs: Any) -> list[Any]:
-        tools = await self._method(*args, **kwargs)
+        with hints_as_sent():
+            tools = await self._method(*args, **kwargs)
         return self._apply(list(tools), *args, **kwargs)
 
     def __repr__(self) -> str:
