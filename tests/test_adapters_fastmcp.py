@@ -462,3 +462,25 @@ def test_the_record_sets_only_the_fields_a_result_has():
     assert record.apply({"tools": [], "ttlMs": 5, "cacheScope": "public"}) == {
         "tools": [], "ttlMs": 0, "cacheScope": "private",
     }
+
+
+def test_a_relevance_policy_lets_a_call_through_only_when_its_listing_shows_the_tool(impl):
+    # Relevance keeps a tool by the others of its list: a tool the listing of the
+    # turn ranked out is answered as a name that never existed.
+    server = policy_server(impl, {"relevance": {"top_k": 2}})
+    meta = turn("read a file")
+
+    async def main():
+        async with asgi_client(server, auth="token-bob") as client:
+            names, _, _ = await list_turn(client, meta)
+            answers = {name: await call_turn(client, name, {"path": "p"}, meta)
+                       for name in [*POLICY_TOOL_NAMES, "never_existed"]}
+            return names, answers
+
+    names, answers = asyncio.run(main())
+    assert len(names) == 2
+    for name in POLICY_TOOL_NAMES:
+        if name in names:
+            assert answers[name][0] is False and name in answers[name][1]
+        else:
+            assert answers[name] == answers["never_existed"], name

@@ -383,3 +383,10 @@ def test_filtered_toolset_judges_hints_as_the_server_sent_them():
             await toolset.close()
 
     assert asyncio.run(main()) == kept_as_sent() == ["read_file"]
+
+
+def test_tool_predicate_refuses_a_policy_whose_relevance_needs_the_list(impl):
+    with pytest.raises(TypeError, match=r"tool_predicate \(a toolset's tool_filter\) judges one "
+                                        r"tool at a time.*\(relevance top_k=1\): use "
+                                        r"filtered_toolset"):
+        tool_predicate(impl.Policy.from_config({"relevance": {"top_k": 1}}), server_id="demo")

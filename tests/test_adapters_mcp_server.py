@@ -257,3 +257,29 @@ def test_a_1x_server_gets_its_tool_handlers_wrapped():
         assert server.request_handlers[request] is not before[request]
     with pytest.raises(TypeError, match="before filter_server"):
         filter_server(Server("bare"), toolfilter_fast.compile(), server_id="demo")
+
+
+# --- a call is judged against the whole listing of its turn -------------------------------
+
+
+@pytest.mark.parametrize("kind", BUILDERS)
+@pytest.mark.parametrize("config", [{"relevance": {"top_k": 2}}, {"budget": {"max_tools": 2}}],
+                         ids=["relevance", "budget"])
+def test_a_call_is_let_through_only_when_the_listing_of_its_turn_shows_the_tool(kind, config):
+    # Relevance and the budget keep a tool by the others of its list: a call of a tool
+    # that the listing cut is answered as a tool that never existed.
+    policy = toolfilter_fast.Policy.from_config(config)
+    meta = {MESSAGE_KEY: "read a file from the repository"}
+    listed, answers = listed_and_answers(served(kind, lambda: {"tool_filter": policy}), meta,
+                                         [*TOOL_NAMES, "never_was"])
+    shown = [tool.name for tool in listed.tools]
+    everything = [toolfilter_fast.Tool.from_mcp("demo", tool)
+                  for tool in anyio.run(build_server("demo").list_tools)]
+    assert shown == [tool.name for tool in policy.select(everything, None, meta[MESSAGE_KEY]).tools]
+    assert len(shown) == 2
+    for name in TOOL_NAMES:
+        if name in shown:
+            assert name in str(answers[name]) and "error" not in answers[name]
+            assert not answers[name].get("isError")
+        else:
+            assert answers[name] == renamed(answers["never_was"], "never_was", name), name

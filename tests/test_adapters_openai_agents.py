@@ -444,3 +444,12 @@ def test_a_per_tool_filter_judges_hints_as_sent_inside_a_hints_as_sent_block():
             return await listed_names(server)
 
     assert asyncio.run(main()) == kept_as_sent()
+
+
+def test_mcp_tool_filter_refuses_a_policy_whose_relevance_needs_the_list(impl):
+    policy = impl.Policy.from_config({"relevance": {"top_k": 1}})
+    with pytest.raises(TypeError, match=r"mcp_tool_filter \(an MCP server's tool_filter\) judges "
+                                        r"one tool at a time.*\(relevance top_k=1\): use "
+                                        r"filtered_server\(server, policy\)"):
+        mcp_tool_filter(policy)
+    assert "MCPListFilter" in repr(filtered_server(raw_server(), policy).list_tools)

@@ -444,6 +444,8 @@ def test_filter_func_takes_a_policy_without_a_budget_and_judges_each_tool_alone(
 @pytest.mark.parametrize("config, cut", [
     ({"budget": {"max_tools": 4}}, r"\(max_tools=4\)"),
     ({"focus_lens": {"max_tools": 2}}, r"\(focus_lens max_tools=2\)"),
+    # Relevance ranks a tool against the others of its list: alone it is always kept.
+    ({"relevance": {"top_k": 2}}, r"\(relevance top_k=2\)"),
 ])
 def test_filter_func_refuses_a_policy_it_cannot_cut(impl, config, cut):
     with pytest.raises(TypeError, match=r"filter_func \(toolset.filtered\) judges one tool at a "

@@ -182,7 +182,7 @@ class BoundFilter:
       ``focus`` when they are None (only a Policy reads a message and a focus,
       so giving either with a filter is a TypeError);
     * ``PER_TOOL``: the name of a hook that sees one tool at a time, where a
-      Policy whose budget or lens cap needs the whole list is refused
+      Policy whose budget, lens cap or relevance stage needs the whole list is refused
       (TypeError naming ``LIST_HOOK``, the framework's list-level hook) rather
       than silently not cut;
     * ``OPTIONAL_SERVER_ID``: whether ``server_id`` may be None.
@@ -231,6 +231,11 @@ class BoundFilter:
             lens_cap = rules.focus_lens.get("max_tools")
             if lens_cap is not None:
                 caps.append(f"focus_lens max_tools={lens_cap}")
+            # Relevance ranks a tool against the others of its list: judged alone,
+            # a tool is always among the best top_k, so nothing would be cut.
+            relevance = getattr(rules, "relevance", None)
+            if relevance is not None:
+                caps.append(f"relevance top_k={relevance.top_k}")
             if caps:
                 raise TypeError(
                     f"{self.PER_TOOL} judges one tool at a time, so it cannot cut the Policy's "
