@@ -4,10 +4,11 @@ LlamaIndex) and of the SDK adapters.
 
 It runs on both SDK generations: ``MCPServer`` in mcp 2.x, ``FastMCP`` in mcp 1.x
 (the generation that langchain-mcp-adapters, CrewAI and smolagents pin). Run as a
-script it serves stdio: ``_mcp_sdk_server.py [name] [lowlevel] [filtered
-MODULE:FACTORY]``; ``lowlevel`` serves the same tools from the SDK's low-level
-``Server``, and with ``filtered`` the server filters itself through
-``toolfilter_fast.adapters.mcp_server.filter_server``, given the arguments that
+script it serves stdio: ``_mcp_sdk_server.py [name] [lowlevel [unknown=ANSWER]]
+[filtered MODULE:FACTORY]``; ``lowlevel`` serves the same tools from the SDK's
+low-level ``Server`` (``ANSWER``: how its call handler answers a name it has not
+got, one of :data:`UNKNOWN_ANSWERS`), and with ``filtered`` the server filters
+itself through ``toolfilter_fast.adapters.mcp_server.filter_server``, given the arguments that
 ``FACTORY()`` returns. Each tool answers with its own name, so a test can see
 which tool really ran.
 """
@@ -98,24 +99,71 @@ def build_server(name: str = "demo", **kwargs):
     return server
 
 
-def build_lowlevel_server(name: str = "demo", **kwargs):
+#: How a low-level server's call handler can answer a name it has not got:
+#: ``mcp-error`` raises the SDK's JSON-RPC error, as the MCP specification's example
+#: does; ``value-error`` raises ``ValueError(f"Unknown tool: {name}")``, as the SDK's
+#: own examples do; ``error-result`` returns an error result; ``name-check`` first
+#: refuses a name the SDK's tool-name rule (``[A-Za-z0-9._-]{1,128}``) does not allow,
+#: with other words, then raises as ``value-error``; ``custom-error`` raises an
+#: exception of its own whose text is made from an attribute, not its arguments.
+UNKNOWN_ANSWERS = ("mcp-error", "value-error", "error-result", "name-check", "custom-error")
+
+
+class ToolMissing(LookupError):
+    """A server's own exception: its text is made from ``self.tool`` when it is shown."""
+
+    def __init__(self, tool):
+        super().__init__()
+        self.tool = tool
+
+    def __str__(self):
+        return f"no tool is called {self.tool!r} here"
+
+
+def build_lowlevel_server(name: str = "demo", unknown: str = "mcp-error", **kwargs):
     """The same tools on the SDK's low-level ``Server``, whose call handler
-    answers a name it has not got with a JSON-RPC error, as the MCP
-    specification's example does. Output schemas are left out (the handler
-    answers text)."""
+    answers a name it has not got as ``unknown`` says (:data:`UNKNOWN_ANSWERS`).
+    Output schemas are left out (the handler answers text)."""
+    import re
+
     from mcp.server.lowlevel import Server
     from mcp.types import INVALID_PARAMS, CallToolResult, ListToolsResult, TextContent
 
+    if unknown not in UNKNOWN_ANSWERS:
+        raise ValueError(f"unknown must be one of {UNKNOWN_ANSWERS}, not {unknown!r}")
     high_level = build_server(name)
 
     async def tools():
         return [tool.model_copy(update={"output_schema" if MODERN else "outputSchema": None})
                 for tool in await high_level.list_tools()]
 
-    if not MODERN:  # mcp 1.x: handlers by decorator, errors as McpError(ErrorData)
+    if MODERN:
+        from mcp.shared.exceptions import MCPError
+
+        def sdk_error(message):
+            return MCPError(INVALID_PARAMS, message)
+    else:  # mcp 1.x: errors as McpError(ErrorData)
         from mcp.shared.exceptions import McpError
         from mcp.types import ErrorData
 
+        def sdk_error(message):
+            return McpError(ErrorData(code=INVALID_PARAMS, message=message))
+
+    async def answer(tool_name):
+        if tool_name in {tool.name for tool in await tools()}:
+            return CallToolResult(content=[TextContent(type="text", text=tool_name)])
+        message = f"Unknown tool: {tool_name}"
+        if unknown == "mcp-error":
+            raise sdk_error(message)
+        if unknown == "error-result":
+            return CallToolResult(content=[TextContent(type="text", text=message)], isError=True)
+        if unknown == "name-check" and not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", tool_name):
+            raise ValueError("Invalid tool name")
+        if unknown == "custom-error":
+            raise ToolMissing(tool_name)
+        raise ValueError(message)
+
+    if not MODERN:  # mcp 1.x: handlers by decorator
         server = Server(name, **kwargs)
 
         @server.list_tools()
@@ -124,21 +172,15 @@ def build_lowlevel_server(name: str = "demo", **kwargs):
 
         @server.call_tool(validate_input=False)
         async def call_v1(tool_name, arguments):
-            if tool_name not in {tool.name for tool in await tools()}:
-                raise McpError(ErrorData(code=INVALID_PARAMS, message=f"Unknown tool: {tool_name}"))
-            return [TextContent(type="text", text=tool_name)]
+            return await answer(tool_name)
 
         return server
-
-    from mcp.shared.exceptions import MCPError
 
     async def list_tools(ctx, params):
         return ListToolsResult(tools=await tools())
 
     async def call_tool(ctx, params):
-        if params.name not in {tool.name for tool in await tools()}:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
-        return CallToolResult(content=[TextContent(type="text", text=params.name)])
+        return await answer(params.name)
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool, **kwargs)
 
@@ -192,7 +234,8 @@ def broken_ctx():
 if __name__ == "__main__":
     server_name = sys.argv[1] if len(sys.argv) > 1 else "demo"
     build = build_lowlevel_server if "lowlevel" in sys.argv[2:] else build_server
-    server = build(server_name)
+    answers = [arg.partition("=")[2] for arg in sys.argv[2:] if arg.startswith("unknown=")]
+    server = build(server_name, *answers)
     if "filtered" in sys.argv[2:]:
         from toolfilter_fast.adapters.mcp_server import filter_server
 

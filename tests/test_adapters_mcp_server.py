@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sys
 
 import anyio
@@ -27,6 +28,7 @@ from _mcp_sdk_server import (
     MODERN,
     SCRIPT,
     TOOL_NAMES,
+    UNKNOWN_ANSWERS,
     broken_ctx,
     build_lowlevel_server,
     build_server,
@@ -65,7 +67,7 @@ class Caller:
         self.client = client
 
     async def list_tools(self, meta):
-        if MODERN:
+        if MODERN and not isinstance(self.client, ClientSession):
             return await self.client.list_tools(meta=meta)
         return await self.client.list_tools(params=PaginatedRequestParams(_meta=meta))
 
@@ -80,16 +82,18 @@ class Caller:
 
 @contextlib.asynccontextmanager
 async def connected(server):
-    """A caller of ``server``: in process, or over stdio for StdioServerParameters."""
-    if MODERN:
+    """A caller of ``server``: in process, or over stdio for StdioServerParameters
+    (the SDK's ``ClientSession``, which gets the server's JSON-RPC errors as the
+    server's dispatcher wrote them)."""
+    if isinstance(server, StdioServerParameters):
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield Caller(session)
+    elif MODERN:
         from mcp.client.client import Client
 
         async with Client(server) as client:
             yield Caller(client)
-    elif isinstance(server, StdioServerParameters):
-        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            yield Caller(session)
     else:
         from mcp.shared.memory import create_connected_server_and_client_session
 
@@ -211,10 +215,18 @@ def test_a_list_that_read_the_caller_is_private():
     assert listed.cache_scope == "private"
 
 
-def test_a_real_stdio_server_filters_itself():
-    params = StdioServerParameters(
+def stdio_server(*args):
+    """A filtered ``_mcp_sdk_server.py`` as a stdio subprocess, ``args`` before
+    ``filtered``; with the whole environment (the SDK passes a child only a few
+    variables by default, and PYTHONPATH says which toolfilter_fast runs)."""
+    return StdioServerParameters(
         command=sys.executable,
-        args=[SCRIPT, "demo", "filtered", "_mcp_sdk_server:no_destructive_tools"])
+        args=[SCRIPT, "demo", *args, "filtered", "_mcp_sdk_server:no_destructive_tools"],
+        env=dict(os.environ))
+
+
+def test_a_real_stdio_server_filters_itself():
+    params = stdio_server()
     listed, answers = listed_and_answers(params, {"role": "user"},
                                          ["delete_repo", "never_was", "write_file"])
     assert [tool.name for tool in listed.tools] == [
@@ -283,3 +295,41 @@ def test_a_call_is_let_through_only_when_the_listing_of_its_turn_shows_the_tool(
             assert not answers[name].get("isError")
         else:
             assert answers[name] == renamed(answers["never_was"], "never_was", name), name
+
+
+# --- a hidden call is answered as an unknown one, whatever the server's handler does ------
+
+
+@pytest.mark.parametrize("args", [[], *(["lowlevel", f"unknown={answer}"]
+                                         for answer in UNKNOWN_ANSWERS)],
+                         ids=["high-level", *UNKNOWN_ANSWERS])
+def test_a_hidden_call_over_stdio_gets_the_answer_of_a_name_that_never_existed(args):
+    # Over a real stdio process, so an exception's text reaches the client as the SDK's
+    # dispatcher writes it (in process, the SDK's client hides it).
+    listed, answers = listed_and_answers(stdio_server(*args), {"role": "user"},
+                                         ["delete_repo", "admin_reset", "never_existed_tool"])
+    assert "delete_repo" not in [tool.name for tool in listed.tools]
+    never = answers["never_existed_tool"]
+    assert "never_existed_tool" in str(never)
+    for hidden in ("delete_repo", "admin_reset"):
+        assert answers[hidden] == renamed(never, "never_existed_tool", hidden), hidden
+        assert "hidden" not in str(answers[hidden]) and "toolfilter" not in str(answers[hidden])
+
+
+@pytest.mark.parametrize("kind", BUILDERS)
+def test_calls_of_hidden_and_unknown_names_log_no_false_alarm(kind, caplog):
+    # The SDK 1.x refreshes its tool cache by calling the tools/list handler with no
+    # request (for a name it has not cached): that is no failure of the rules.
+    with caplog.at_level(logging.WARNING, logger="toolfilter_fast.adapters"):
+        listed, answers = listed_and_answers(served(kind), {"role": "user"},
+                                             ["delete_repo", "no_such_tool", "read_file"])
+    assert "read_file" in [tool.name for tool in listed.tools]
+    assert answers["delete_repo"] == renamed(answers["no_such_tool"], "no_such_tool",
+                                             "delete_repo")
+    assert [record.getMessage() for record in caplog.records
+            if record.name.startswith("toolfilter_fast")] == []
+    # A real failure still warns, with its traceback.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="toolfilter_fast.adapters"):
+        listed_and_answers(served(kind, broken_ctx), {}, ["read_file"])
+    assert "hidden because an error was raised" in caplog.text and "LookupError" in caplog.text

@@ -90,8 +90,11 @@ _WHERE = "mcp-server"
 _MODERN_ERROR: Any = getattr(_exceptions, "MCPError", None)
 _SDK_ERROR: Any = _MODERN_ERROR or getattr(_exceptions, "McpError")  # noqa: B009
 
-#: The name a hidden tool's call is passed on under: one the server has not got.
-_STAND_IN = "toolfilter-fast/hidden-tool"
+#: The name a hidden tool's call is passed on under: one the server has not got,
+#: shaped as an ordinary tool name (letters and underscores, within the SDK's tool-name
+#: rule ``[A-Za-z0-9._-]{1,128}``), so a handler that checks a name's shape before
+#: looking it up answers it as it answers any unknown name.
+_STAND_IN = "toolfilter_fast_hidden_tool"
 
 #: How many ``tools/list`` pages a call's decision reads before it gives up (hidden).
 _PAGE_LIMIT = 1000
@@ -149,16 +152,32 @@ def _renamed(value: Any, old: str, new: str) -> Any:
         return {key: _renamed(item, old, new) for key, item in value.items()}
     if isinstance(value, list):
         return [_renamed(item, old, new) for item in value]
+    if type(value) is tuple:
+        return tuple(_renamed(item, old, new) for item in value)
     return value
 
 
-def _renamed_error(err: Any, old: str, new: str) -> Exception:
-    """The SDK's JSON-RPC error ``err`` with ``old`` put back as ``new``."""
-    error = err.error
-    message, data = _renamed(error.message, old, new), _renamed(error.data, old, new)
-    if _MODERN_ERROR is not None:
-        return _SDK_ERROR(error.code, message, data)  # type: ignore[no-any-return]
-    return _SDK_ERROR(error.model_copy(update={"message": message, "data": data}))  # type: ignore[no-any-return]
+def _renamed_error(err: Exception, old: str, new: str) -> Exception:
+    """What the server's handler raised for the stand-in name ``old``, with
+    ``new`` in its place: the SDK's JSON-RPC error made again; any other
+    exception itself, its ``args`` and attributes renamed in place (the SDK
+    writes such an exception's text as the error's message), so it keeps its
+    type, its cause and its traceback."""
+    if isinstance(err, _SDK_ERROR):
+        error = err.error
+        message, data = _renamed(error.message, old, new), _renamed(error.data, old, new)
+        if _MODERN_ERROR is not None:
+            return _SDK_ERROR(error.code, message, data)  # type: ignore[no-any-return]
+        return _SDK_ERROR(error.model_copy(update={"message": message, "data": data}))  # type: ignore[no-any-return]
+    err.args = _renamed(err.args, old, new)
+    for attribute, value in list(getattr(err, "__dict__", {}).items()):
+        renamed = _renamed(value, old, new)
+        if renamed is not value:
+            try:
+                setattr(err, attribute, renamed)
+            except AttributeError:  # a read-only property's store: its text stays
+                pass
+    return err
 
 
 def _cursor_of(page: Any) -> Any:
@@ -342,8 +361,11 @@ class ToolFilterMiddleware(BoundFilter):
             return await call_next(ctx)
         try:
             result = await call_next(dataclasses.replace(ctx, params={**params, "name": stand_in}))
-        except _SDK_ERROR as err:
-            raise _renamed_error(err, stand_in, name) from None
+        except Exception as err:
+            answer = _renamed_error(err, stand_in, name)
+            if answer is err:
+                raise
+            raise answer from None
         if isinstance(result, Mapping):
             return _renamed(result, stand_in, name)
         return result
@@ -382,6 +404,11 @@ class _HandlerFilter(ToolFilterMiddleware):
 
         async def list_tools(request: Any) -> Any:
             result = await list_handler(request)
+            if request is None:
+                # The SDK's own call handler refreshing its tool cache (for input and
+                # output validation, on a name it has not cached): no caller asked,
+                # and what this returns goes to nobody.
+                return result
             try:
                 tools = _tools_of(result.root)
             except Exception:
@@ -407,8 +434,11 @@ class _HandlerFilter(ToolFilterMiddleware):
             params = request.params.model_copy(update={"name": stand_in})
             try:
                 result = await call_handler(request.model_copy(update={"params": params}))
-            except _SDK_ERROR as err:
-                raise _renamed_error(err, stand_in, name) from None
+            except Exception as err:
+                answer = _renamed_error(err, stand_in, name)
+                if answer is err:
+                    raise
+                raise answer from None
             answer = result.root
             wire = _renamed(answer.model_dump(by_alias=True, exclude_none=True), stand_in, name)
             return types.ServerResult(type(answer).model_validate(wire))
