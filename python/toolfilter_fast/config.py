@@ -25,6 +25,18 @@ A config file is a table (TOML) or an object (JSON)::
     [budget]
     max_tools = 40
 
+    [prompts]
+    exclude = ["*/debug_*"]
+
+    [resources]
+    include = ["docs/file:///srv/docs/*"]
+
+``[prompts]`` and ``[resources]`` hold ``include``/``exclude`` lists in the
+same pattern syntax, matched over ``(server_id, prompt name)`` and
+``(server_id, resource URI or URI template)``; annotation patterns are refused
+there (prompts and resources carry no tool hints). How the Policy combines them
+with the tools' verdicts is in :meth:`toolfilter_fast.Policy.select_prompts`.
+
 ``include`` and ``exclude`` may also stand at the top level instead of under
 ``[filter]`` (not both). A pattern entry is one of:
 
@@ -102,7 +114,7 @@ __all__ = [
 ]
 
 TOP_LEVEL_KEYS = ("filter", "include", "exclude", "relevance", "tool_filter_groups", "focus_lens",
-                  "budget")
+                  "budget", "prompts", "resources")
 RELEVANCE_KEYS = ("top_k", "weights", "k1", "server_k1", "b", "server_evidence", "synonyms",
                   "path_words", "scorer", "scorer_weight")
 BUDGET_KEYS = ("max_tools",)
@@ -338,15 +350,36 @@ def _filter_section(where: _Where, config: Mapping[str, Any], cls: type[ToolFilt
                 raise where.error(f"filter.{key}", "unknown key (the keys of [filter] are "
                                   "'include' and 'exclude')", show_entry=False)
     sources = {key: section.get(key, []) for key in FILTER_KEYS}
+    return _compile_sides(where, prefix, sources, cls, "filter")
+
+
+def _compile_sides(where: _Where, prefix: str, sources: dict[str, Any], cls: type[ToolFilter],
+                   default: str) -> ToolFilter:
+    """The ``include``/``exclude`` lists of a section compiled, a compile error
+    named as written (``prefix`` + the option, the index, the entry)."""
     patterns = {key: _patterns(where, prefix + key, value) for key, value in sources.items()}
     try:
         return cls.compile(**patterns)
     except PatternError as err:
-        option = err.option or "filter"
+        option = err.option or default
         if err.index is None:
             raise where.error(prefix + option, str(err), show_entry=False) from None
         entry = sources[option][err.index] if option in sources else err.entry
         raise where.error(prefix + option, _reason(err), index=err.index, entry=entry) from None
+
+
+def _extra_section(where: _Where, option: str, value: Any, cls: type[ToolFilter]) -> ToolFilter:
+    """``[prompts]`` or ``[resources]``: include/exclude patterns over
+    ``(server_id, prompt name)`` or ``(server_id, URI)``, compiled as ``[filter]``
+    is; an annotation pattern is refused (there are no tool hints to read)."""
+    sources = {key: item for _, key, item in _table_items(where, option, value, FILTER_KEYS)}
+    for key, entries in sources.items():
+        for index, entry in enumerate(entries if isinstance(entries, list) else ()):
+            if isinstance(entry, dict) and "annotations" in entry:
+                raise where.error(f"{option}.{key}", f"a {option[:-1]} has no tool annotations: "
+                                  "annotation patterns belong in [filter]", index=index,
+                                  entry=entry)
+    return _compile_sides(where, f"{option}.", sources, cls, "include")
 
 
 def _string_list(where: _Where, option: str, value: Any) -> list[str]:
@@ -468,7 +501,9 @@ class Config:
     ``focus_lens`` the ``[focus_lens]`` table as written (empty when absent):
     defaults for :meth:`focus`, which runs :meth:`FocusLens.filter` with them;
     ``budget`` the ``[budget]`` table (``max_tools``), empty when absent;
-    ``relevance`` the ``[relevance]`` stage's options, None when absent.
+    ``relevance`` the ``[relevance]`` stage's options, None when absent;
+    ``prompts`` and ``resources`` the ``[prompts]`` and ``[resources]`` filters
+    (None when absent: nothing beyond the tools' verdicts hides them).
     :class:`~toolfilter_fast.Policy` puts them together.
     """
 
@@ -478,6 +513,8 @@ class Config:
     path: str | None = None
     budget: dict[str, Any] = field(default_factory=dict)
     relevance: Relevance | None = None
+    prompts: ToolFilter | None = None
+    resources: ToolFilter | None = None
 
     @property
     def groups(self) -> tuple[ToolFilterGroup, ...]:
@@ -514,7 +551,11 @@ def load_config(
         if "focus_lens" in config else {}
     budget = _budget_section(where, config["budget"]) if "budget" in config else {}
     relevance = _relevance_section(where, config["relevance"]) if "relevance" in config else None
-    return Config(tool_filter, groups, focus_lens, where.path, budget, relevance)
+    prompts, resources = (
+        _extra_section(where, key, config[key], cls) if key in config else None
+        for key in ("prompts", "resources"))
+    return Config(tool_filter, groups, focus_lens, where.path, budget, relevance, prompts,
+                  resources)
 
 
 def parse_toml(text: str) -> dict[str, Any]:

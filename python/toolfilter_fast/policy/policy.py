@@ -19,6 +19,12 @@ The stages run in this order, each on what the one before kept:
 
 The selection comes back in input order, whatever order the lens ranks its
 parts in.
+
+Prompts and resources are judged by :meth:`Policy.select_prompts` and
+:meth:`Policy.select_resources`: the ``[prompts]``/``[resources]`` filter, and
+the tools' visibility (a server the caller sees no tool of shows no prompt or
+resource unless the section's include names it; a prompt or resource named
+like a hidden tool of its server is hidden).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import _core
+from .._tool import Tool
 from ..config import Config, load_config, load_file
 from ..filter import ToolFilter
 from ..focus.common import tool_name
@@ -38,7 +45,13 @@ from ..groups.model import GroupFilterBase
 from ..relevance import Relevance, ToolIndex
 from .model import STAGES, Focus, Selection, check_max_tools, check_relevance, flat_name_of
 
-__all__ = ["Policy", "PolicyDecision"]
+__all__ = ["EXTRA_STAGES", "Policy", "PolicyDecision"]
+
+#: The stages of :meth:`Policy.select_prompts` and :meth:`Policy.select_resources`,
+#: in the order they judge: the section's own filter (``"prompts"`` or
+#: ``"resources"``), a name of a hidden tool (``"tool-name"``), a server the
+#: caller sees no tool of (``"server"``).
+EXTRA_STAGES = ("prompts", "resources", "tool-name", "server")
 
 _LENS_KEYS = ("mode", "max_tools", "session_id", "focused_id", "hover_id")
 
@@ -88,15 +101,23 @@ class Policy:
     of them, and kept for the next call with the same tools (the same
     objects in the same order).
 
+    ``prompts`` and ``resources`` (ToolFilters over ``(server_id, prompt
+    name)`` and ``(server_id, URI)``; the file's ``[prompts]`` and
+    ``[resources]``) take part in :meth:`select_prompts` and
+    :meth:`select_resources`.
+
     ``focus_lens`` holds the lens's defaults: ``max_tools`` (the lens's own
     cap; none unless given, the budget being the usual cap), ``mode``
     (``"all"`` turns the focus stage off; ``"focused"`` ignores a hovered
     widget) and ids that a call's focus falls back on.
     """
 
-    __slots__ = ("_index", "_lock", "filter", "focus_lens", "groups", "max_tools", "relevance")
+    __slots__ = ("_index", "_lock", "filter", "focus_lens", "groups", "max_tools", "prompts",
+                 "relevance", "resources")
 
     filter: ToolFilter
+    prompts: ToolFilter
+    resources: ToolFilter
     relevance: Relevance | None
     groups: GroupFilter
     focus_lens: dict[str, Any]
@@ -110,10 +131,15 @@ class Policy:
         focus_lens: Mapping[str, Any] | None = None,
         max_tools: int | None = None,
         relevance: Relevance | Mapping[str, Any] | None = None,
+        prompts: ToolFilter | None = None,
+        resources: ToolFilter | None = None,
     ) -> None:
-        if filter is not None and not isinstance(filter, ToolFilter):
-            raise TypeError(f"filter must be a ToolFilter, not {type(filter).__name__}")
+        for what, value in (("filter", filter), ("prompts", prompts), ("resources", resources)):
+            if value is not None and not isinstance(value, ToolFilter):
+                raise TypeError(f"{what} must be a ToolFilter, not {type(value).__name__}")
         self.filter = filter if filter is not None else ToolFilter.compile()
+        self.prompts = prompts if prompts is not None else ToolFilter.compile()
+        self.resources = resources if resources is not None else ToolFilter.compile()
         if isinstance(groups, GroupFilterBase) and not isinstance(groups, GroupFilter):
             raise TypeError("groups must be toolfilter_fast's own GroupFilter (or the groups), "
                             f"not {type(groups).__module__}.{type(groups).__name__}")
@@ -140,12 +166,13 @@ class Policy:
         """A policy from a loaded :class:`~toolfilter_fast.config.Config`."""
         return cls(filter=config.filter, groups=config.group_filter,
                    focus_lens=config.focus_lens, max_tools=config.budget.get("max_tools"),
-                   relevance=config.relevance)
+                   relevance=config.relevance, prompts=config.prompts,
+                   resources=config.resources)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The index cache and its lock stay behind: a copy builds its own.
         return (_rebuild, (self.filter, self.groups, self.focus_lens, self.max_tools,
-                           self.relevance))
+                           self.relevance, self.prompts, self.resources))
 
     def __repr__(self) -> str:
         relevance = "" if self.relevance is None else f", relevance={self.relevance!r}"
@@ -275,11 +302,130 @@ class Policy:
         selection = self.select(items, ctx, message, focus)
         return PolicyDecision(tool, selection.stage_of(index), selection.reason_of(index))
 
+    # --- prompts and resources ------------------------------------------------------
+
+    def select_prompts(self, prompts: Iterable[Any], tools: Iterable[Any], ctx: Any = None, *,
+                       server_id: str | None = None) -> Selection:
+        """The prompts this caller may see and get. ``prompts`` are objects or
+        mappings with a ``name`` (and ``server_id``, else the ``server_id``
+        given: a server's own prompts); ``tools`` every tool of their servers
+        (what :meth:`select` takes). A prompt is kept when
+
+        1. the ``prompts`` filter shows ``(server_id, name)`` with ``ctx``;
+        2. it is not named like a tool of its server that the visibility stage
+           hides (the names compared loosely, as an exclude compares them); and
+        3. the visibility stage shows this caller at least one tool of its
+           server, or the ``prompts`` filter has include patterns (one of
+           which then named it).
+
+        Only the visibility stage counts: relevance, groups, the lens and the
+        budget pick what one turn shows, not what a caller may reach. Each
+        dropped prompt's stage is ``"prompts"``, ``"tool-name"`` or
+        ``"server"`` (:data:`EXTRA_STAGES`)."""
+        return self._select_extras("prompts", prompts, tools, ctx, server_id)
+
+    def select_resources(self, resources: Iterable[Any], tools: Iterable[Any], ctx: Any = None,
+                         *, server_id: str | None = None) -> Selection:
+        """The resources and resource templates this caller may see and read,
+        by the rules of :meth:`select_prompts` with the ``resources`` filter
+        over ``(server_id, URI)``: a resource's ``uri``, a template's
+        ``uri_template`` (or ``uriTemplate``), a ``str``; the name compared
+        with the hidden tools' is the item's ``name``, when it has one."""
+        return self._select_extras("resources", resources, tools, ctx, server_id)
+
+    def _select_extras(self, kind: str, items: Iterable[Any], tools: Iterable[Any], ctx: Any,
+                       server_id: str | None) -> Selection:
+        given = list(items)
+        records = [_extra_record(kind, item, i, server_id) for i, item in enumerate(given)]
+        section: ToolFilter = getattr(self, kind)
+        catalog = list(tools)
+        shown = set(self.filter.mask(catalog, ctx, indices=True))
+        with_tools = {catalog[i].server_id for i in shown}
+        hidden_names = {(tool.server_id, _core.fold_loose(tool.name))
+                        for i, tool in enumerate(catalog) if i not in shown}
+        passed = set(section.mask([record for record, _ in records], ctx, indices=True))
+        named = bool(section.include)
+        stage_of: list[str | None] = []
+        for i, (record, name) in enumerate(records):
+            if i not in passed:
+                stage_of.append(kind)
+            elif name is not None and (record.server_id, _core.fold_loose(name)) in hidden_names:
+                stage_of.append("tool-name")
+            elif not named and record.server_id not in with_tools:
+                stage_of.append("server")
+            else:
+                stage_of.append(None)
+        private = section.dynamic or self.filter.dynamic
+        reasons = _ExtraReasons(section, kind, records, ctx)
+        return Selection(given, stage_of, "private" if private else "public",
+                         (kind, "tool-name", "server"), reasons.explain)
+
+
+def _field(item: Any, *keys: str) -> Any:
+    """The first of ``keys`` that ``item`` (a mapping, or an object's attribute)
+    has other than None."""
+    for key in keys:
+        value = item.get(key) if isinstance(item, Mapping) else getattr(item, key, None)
+        if value is not None:
+            return value
+    return None
+
+
+def _extra_record(kind: str, item: Any, index: int,
+                  server_id: str | None) -> tuple[Tool, str | None]:
+    """The record a prompt or resource is judged as, ``Tool(server_id, name or
+    URI)`` with its description, title and ``_meta``, and the name compared
+    with the hidden tools'."""
+    where = f"{kind}[{index}]"
+    server = _field(item, "server_id")
+    if server is None:
+        server = server_id
+    if not isinstance(server, str):
+        raise TypeError(f"{where}: a server_id (str) is needed: give the item one, or "
+                        f"server_id=, not {type(server).__name__}")
+    if kind == "prompts":
+        key = _field(item, "name")
+        name = key
+    else:
+        key = _field(item, "uri", "uri_template", "uriTemplate")
+        name = _field(item, "name")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"{where}.name must be str, not {type(name).__name__}")
+    if not isinstance(key, str):
+        what = "name" if kind == "prompts" else "uri (or uri_template)"
+        raise TypeError(f"{where}.{what} must be str, not {type(key).__name__}")
+    description, title = _field(item, "description"), _field(item, "title")
+    meta = _field(item, "_meta", "meta")
+    return (Tool(server, key, description if isinstance(description, str) else None,
+                 title=title if isinstance(title, str) else None,
+                 meta=meta if isinstance(meta, Mapping) else None), name)
+
+
+class _ExtraReasons:
+    """Why a prompt or resource was dropped, worked out when asked."""
+
+    __slots__ = ("_ctx", "_kind", "_records", "_section")
+
+    def __init__(self, section: ToolFilter, kind: str, records: list[tuple[Tool, str | None]],
+                 ctx: Any) -> None:
+        self._section, self._kind, self._records, self._ctx = section, kind, records, ctx
+
+    def explain(self, index: int, stage: str) -> str:
+        record, name = self._records[index]
+        if stage == self._kind:
+            return f"[{self._kind}] {self._section.explain(record, self._ctx).reason}"
+        if stage == "tool-name":
+            return (f"hidden: named like a tool of server {record.server_id!r} that the "
+                    f"policy hides ({name!r})")
+        return (f"hidden: the policy shows this caller no tool of server {record.server_id!r}, "
+                f"and [{self._kind}] has no include pattern naming it")
+
 
 def _rebuild(filter: ToolFilter, groups: GroupFilter, focus_lens: dict[str, Any],
-             max_tools: int | None, relevance: Relevance | None) -> Policy:
+             max_tools: int | None, relevance: Relevance | None,
+             prompts: ToolFilter | None = None, resources: ToolFilter | None = None) -> Policy:
     return Policy(filter=filter, groups=groups, focus_lens=focus_lens, max_tools=max_tools,
-                  relevance=relevance)
+                  relevance=relevance, prompts=prompts, resources=resources)
 
 
 class _Reasons:

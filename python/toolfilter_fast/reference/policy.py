@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .._tool import Tool
 from ..config import load_config, load_file
 from ..groups.model import GroupMode, ToolFilterGroup
 from ..policy.model import STAGES, Focus, Selection, check_max_tools, check_relevance
@@ -18,7 +19,7 @@ from .filter import ToolFilter
 from .focus import FocusLens
 from .groups import GroupFilter, group_glob_match
 from .relevance import ToolIndex
-from .text import text_of
+from .text import fold_loose, text_of
 
 __all__ = ["Policy"]
 
@@ -34,8 +35,12 @@ class Policy:
         focus_lens: Mapping[str, Any] | None = None,
         max_tools: int | None = None,
         relevance: Relevance | Mapping[str, Any] | None = None,
+        prompts: ToolFilter | None = None,
+        resources: ToolFilter | None = None,
     ) -> None:
         self.filter = filter if filter is not None else ToolFilter.compile()
+        self.prompts = prompts if prompts is not None else ToolFilter.compile()
+        self.resources = resources if resources is not None else ToolFilter.compile()
         self.groups = groups if isinstance(groups, GroupFilter) else GroupFilter(groups or ())
         self.focus_lens = dict(focus_lens or {})
         self.max_tools = check_max_tools(max_tools, "max_tools")
@@ -46,14 +51,16 @@ class Policy:
         parts = load_config(config, path=path, cls=_any(ToolFilter), group_cls=GroupFilter)
         return cls(filter=_any(parts.filter), groups=_any(parts.group_filter),
                    focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"),
-                   relevance=parts.relevance)
+                   relevance=parts.relevance, prompts=_any(parts.prompts),
+                   resources=_any(parts.resources))
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Policy:
         parts = load_file(path, cls=_any(ToolFilter), group_cls=GroupFilter)
         return cls(filter=_any(parts.filter), groups=_any(parts.group_filter),
                    focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"),
-                   relevance=parts.relevance)
+                   relevance=parts.relevance, prompts=_any(parts.prompts),
+                   resources=_any(parts.resources))
 
     def select(self, tools: Iterable[Any], ctx: Any = None, message: str | None = None,
                focus: Any = None) -> Selection:
@@ -126,6 +133,61 @@ class Policy:
         return Selection(items, stage, "private" if private else "public", order, reason)
 
 
+    def select_prompts(self, prompts: Iterable[Any], tools: Iterable[Any], ctx: Any = None, *,
+                       server_id: str | None = None) -> Selection:
+        return self._extras("prompts", list(prompts), list(tools), ctx, server_id)
+
+    def select_resources(self, resources: Iterable[Any], tools: Iterable[Any], ctx: Any = None,
+                         *, server_id: str | None = None) -> Selection:
+        return self._extras("resources", list(resources), list(tools), ctx, server_id)
+
+    def _extras(self, kind: str, items: list[Any], tools: list[Any], ctx: Any,
+                server_id: str | None) -> Selection:
+        """Each item: its section's filter, then no hidden tool of its server
+        with its name (loosely), then a tool of its server shown or an include."""
+        section = self.prompts if kind == "prompts" else self.resources
+        visible = self.filter.mask(tools, ctx)
+        stage: list[str | None] = []
+        for index, item in enumerate(items):
+            server = _get(item, "server_id")
+            server = server_id if server is None else server
+            if not isinstance(server, str):
+                raise TypeError(f"{kind}[{index}]: a server_id (str) is needed")
+            if kind == "prompts":
+                key = name = _get(item, "name")
+            else:
+                key = _get(item, "uri")
+                if key is None:
+                    key = _get(item, "uri_template")
+                if key is None:
+                    key = _get(item, "uriTemplate")
+                name = _get(item, "name")
+            if not isinstance(key, str) or (name is not None and not isinstance(name, str)):
+                raise TypeError(f"{kind}[{index}]: the name or URI must be str")
+            description, title, meta = (_get(item, "description"), _get(item, "title"),
+                                        _get(item, "_meta"))
+            if meta is None:
+                meta = _get(item, "meta")
+            record = Tool(server, key, description if isinstance(description, str) else None,
+                          title=title if isinstance(title, str) else None,
+                          meta=meta if isinstance(meta, Mapping) else None)
+            if not section.visible(record, ctx):
+                stage.append(kind)
+                continue
+            like_hidden = name is not None and any(
+                not shown and text_of(tool.server_id) == text_of(server)
+                and fold_loose(text_of(tool.name)) == fold_loose(text_of(name))
+                for tool, shown in zip(tools, visible, strict=True))
+            if like_hidden:
+                stage.append("tool-name")
+                continue
+            has_tool = any(shown and text_of(tool.server_id) == text_of(server)
+                           for tool, shown in zip(tools, visible, strict=True))
+            stage.append(None if has_tool or section.include else "server")
+        private = section.dynamic or self.filter.dynamic
+        return Selection(items, stage, "private" if private else "public",
+                         (kind, "tool-name", "server"), lambda i, by: f"hidden by {by}")
+
     def _relevance(self, items: list[Any], stage: list[str | None], message: str | None) -> None:
         """Marks the visible tools that are neither among the ``top_k`` best
         for the message nor pinned by an ``always`` group."""
@@ -152,6 +214,12 @@ class Policy:
         for i in candidates:
             if i not in keep:
                 stage[i] = "relevance"
+
+
+def _get(item: Any, key: str) -> Any:
+    if isinstance(item, Mapping):
+        return item.get(key)
+    return getattr(item, key, None)
 
 
 def _any(value: Any) -> Any:
