@@ -4,10 +4,11 @@ LlamaIndex) and of the SDK adapters.
 
 It runs on both SDK generations: ``MCPServer`` in mcp 2.x, ``FastMCP`` in mcp 1.x
 (the generation that langchain-mcp-adapters, CrewAI and smolagents pin). Run as a
-script it serves stdio: ``_mcp_sdk_server.py [name] [lowlevel [unknown=ANSWER]]
-[filtered MODULE:FACTORY]``; ``lowlevel`` serves the same tools from the SDK's
-low-level ``Server`` (``ANSWER``: how its call handler answers a name it has not
-got, one of :data:`UNKNOWN_ANSWERS`), and with ``filtered`` the server filters
+script it serves stdio: ``_mcp_sdk_server.py [name] [extras] [lowlevel
+[unknown=ANSWER]] [filtered MODULE:FACTORY]``; ``extras`` serves the tools, prompts
+and resources of :func:`build_extras_server` instead; ``lowlevel`` serves the same
+tools from the SDK's low-level ``Server`` (``ANSWER``: how its call handler answers
+a name it has not got, one of :data:`UNKNOWN_ANSWERS`), and with ``filtered`` the server filters
 itself through ``toolfilter_fast.adapters.mcp_server.filter_server``, given the arguments that
 ``FACTORY()`` returns. Each tool answers with its own name, so a test can see
 which tool really ran.
@@ -185,6 +186,155 @@ def build_lowlevel_server(name: str = "demo", unknown: str = "mcp-error", **kwar
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool, **kwargs)
 
 
+#: The prompts, resources and resource templates of :func:`build_extras_server`, some
+#: named like its tool ``fetch``: ``(uri or template, name)`` for the last two.
+EXTRA_TOOLS = ("fetch", "read_file")
+EXTRA_PROMPTS = ("fetch", "summary", "debug_dump")
+EXTRA_RESOURCES = (("docs://readme", "readme"), ("secret://key", "key"),
+                   ("data://fetch", "fetch"))
+EXTRA_TEMPLATES = (("notes://{key}", "note"), ("secret://{key}", "secret"))
+
+
+def build_extras_server(name: str = "demo", lowlevel: bool = False):
+    """A server of :data:`EXTRA_TOOLS`, :data:`EXTRA_PROMPTS`, :data:`EXTRA_RESOURCES`
+    and :data:`EXTRA_TEMPLATES`: the SDK's high-level server, or with ``lowlevel`` its
+    low-level ``Server``, whose handlers answer an unknown prompt or resource by
+    raising ``ValueError(f"Unknown prompt: {name}")`` (``resource``), as the SDK's
+    examples do. A prompt answers its name, a resource its URI."""
+    import re
+
+    from mcp import types
+
+    if not lowlevel:
+        server = sdk_server_class()(name)
+
+        def answering(text):
+            def answer() -> str:
+                return text
+            return answer
+
+        def templated(key: str) -> str:
+            return f"the resource {key}"
+
+        for tool in EXTRA_TOOLS:
+            server.tool(name=tool)(answering("ran"))
+        for prompt in EXTRA_PROMPTS:
+            server.prompt(name=prompt)(answering(f"the prompt {prompt}"))
+        for uri, resource in EXTRA_RESOURCES:
+            server.resource(uri, name=resource)(answering(f"the resource {uri}"))
+        server.resource("notes://{key}", name="note")(templated)
+        server.resource("secret://{key}", name="secret")(templated)
+        return server
+
+    def listed(kind):
+        wire = {
+            "tools": [{"name": tool, "inputSchema": {"type": "object"}} for tool in EXTRA_TOOLS],
+            "prompts": [{"name": prompt} for prompt in EXTRA_PROMPTS],
+            "resources": [{"uri": uri, "name": name} for uri, name in EXTRA_RESOURCES],
+            "resourceTemplates": [{"uriTemplate": uri, "name": name}
+                                  for uri, name in EXTRA_TEMPLATES],
+        }[kind]
+        result = {"tools": types.ListToolsResult, "prompts": types.ListPromptsResult,
+                  "resources": types.ListResourcesResult,
+                  "resourceTemplates": types.ListResourceTemplatesResult}[kind]
+        return result.model_validate({kind: wire})
+
+    def prompt_answer(prompt):
+        if prompt not in EXTRA_PROMPTS:
+            raise ValueError(f"Unknown prompt: {prompt}")
+        return types.GetPromptResult.model_validate({"messages": [
+            {"role": "user", "content": {"type": "text", "text": f"the prompt {prompt}"}}]})
+
+    def resource_text(uri):
+        if uri in dict(EXTRA_RESOURCES) or any(
+                re.fullmatch(template.replace("{key}", "[^/]+"), uri)
+                for template, _ in EXTRA_TEMPLATES):
+            return f"the resource {uri}"
+        raise ValueError(f"Unknown resource: {uri}")
+
+    def call_answer(tool):
+        if tool not in EXTRA_TOOLS:
+            raise ValueError(f"Unknown tool: {tool}")
+        return types.CallToolResult.model_validate(
+            {"content": [{"type": "text", "text": "ran"}]})
+
+    from mcp.server.lowlevel import Server
+
+    if MODERN:
+        async def on(kind, ctx, params):
+            return listed(kind)
+
+        async def read(ctx, params):
+            return types.ReadResourceResult.model_validate({"contents": [
+                {"uri": str(params.uri), "text": resource_text(str(params.uri))}]})
+
+        async def get_prompt(ctx, params):
+            return prompt_answer(params.name)
+
+        async def call_tool(ctx, params):
+            return call_answer(params.name)
+
+        import functools
+
+        return Server(name, on_list_tools=functools.partial(on, "tools"),
+                      on_call_tool=call_tool,
+                      on_list_prompts=functools.partial(on, "prompts"),
+                      on_get_prompt=get_prompt,
+                      on_list_resources=functools.partial(on, "resources"),
+                      on_list_resource_templates=functools.partial(on, "resourceTemplates"),
+                      on_read_resource=read)
+
+    from mcp.server.lowlevel.helper_types import ReadResourceContents
+
+    server = Server(name)
+
+    @server.list_tools()
+    async def list_v1():
+        return listed("tools").tools
+
+    @server.call_tool(validate_input=False)
+    async def call_v1(tool, arguments):
+        return call_answer(tool)
+
+    @server.list_prompts()
+    async def prompts_v1():
+        return listed("prompts").prompts
+
+    @server.get_prompt()
+    async def prompt_v1(prompt, arguments):
+        return prompt_answer(prompt)
+
+    @server.list_resources()
+    async def resources_v1():
+        return listed("resources").resources
+
+    @server.list_resource_templates()
+    async def templates_v1():
+        return listed("resourceTemplates").resourceTemplates
+
+    @server.read_resource()
+    async def read_v1(uri):
+        return [ReadResourceContents(content=resource_text(str(uri)), mime_type="text/plain")]
+
+    return server
+
+
+#: The policy of the prompts and resources tests: the tool fetch hidden, the debug
+#: prompts, and the secret:// and notes://private* resources (their templates too).
+EXTRAS_POLICY = {
+    "filter": {"exclude": ["*/fetch"]},
+    "prompts": {"exclude": ["*/debug_*"]},
+    "resources": {"exclude": ["*/secret://*", "*/notes://private*"]},
+}
+
+
+def extras_policy():
+    """:data:`EXTRAS_POLICY`, as ``filter_server`` arguments."""
+    import toolfilter_fast
+
+    return {"tool_filter": toolfilter_fast.Policy.from_config(EXTRAS_POLICY)}
+
+
 def role_from_meta(request):
     """A ctx function: the caller's role, sent in the request's ``_meta``."""
     return {"role": request.meta.get("role")}
@@ -235,14 +385,18 @@ if __name__ == "__main__":
     server_name = sys.argv[1] if len(sys.argv) > 1 else "demo"
     build = build_lowlevel_server if "lowlevel" in sys.argv[2:] else build_server
     answers = [arg.partition("=")[2] for arg in sys.argv[2:] if arg.startswith("unknown=")]
-    server = build(server_name, *answers)
+    if "extras" in sys.argv[2:]:
+        server = build_extras_server(server_name, lowlevel=build is build_lowlevel_server)
+        build = build_extras_server if build is build_server else build
+    else:
+        server = build(server_name, *answers)
     if "filtered" in sys.argv[2:]:
         from toolfilter_fast.adapters.mcp_server import filter_server
 
         module_name, _, factory = sys.argv[-1].partition(":")
         filter_server(server, server_id=server_name,
                       **getattr(importlib.import_module(module_name), factory)())
-    if hasattr(server, "run") and build is build_server:
+    if hasattr(server, "run") and build in (build_server, build_extras_server):
         server.run("stdio")
     else:
         import anyio

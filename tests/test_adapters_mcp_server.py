@@ -25,6 +25,8 @@ pytest.importorskip("mcp", reason="needs the MCP SDK (the mcp extra)")
 
 from _mcp_demo_server import POLICY_CONFIG
 from _mcp_sdk_server import (
+    EXTRA_PROMPTS,
+    EXTRA_RESOURCES,
     MODERN,
     SCRIPT,
     TOOL_NAMES,
@@ -333,3 +335,62 @@ def test_calls_of_hidden_and_unknown_names_log_no_false_alarm(kind, caplog):
     with caplog.at_level(logging.WARNING, logger="toolfilter_fast.adapters"):
         listed_and_answers(served(kind, broken_ctx), {}, ["read_file"])
     assert "hidden because an error was raised" in caplog.text and "LookupError" in caplog.text
+
+
+# --- prompts and resources ------------------------------------------------------------------
+
+
+def extras_seen(*args):
+    """What a client of ``_mcp_sdk_server.py demo extras ARGS`` filtered by
+    ``extras_policy`` lists, gets and reads (over stdio: the errors as the SDK's
+    dispatcher writes them)."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[SCRIPT, "demo", "extras", *args, "filtered", "_mcp_sdk_server:extras_policy"],
+        env=dict(os.environ))
+
+    async def answer(make, name):
+        try:
+            await make(name)
+        except SDK_ERROR as err:
+            return {"error": err.error.code, "message": err.error.message, "data": err.error.data}
+        return "shown"
+
+    async def run():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            templates = await session.list_resource_templates()
+            seen = {
+                "prompts": [prompt.name for prompt in (await session.list_prompts()).prompts],
+                "resources": [str(resource.uri)
+                              for resource in (await session.list_resources()).resources],
+                "templates": [dump["uriTemplate"] for dump in (
+                    template.model_dump(by_alias=True) for template in getattr(
+                        templates, "resource_templates", None) or templates.resourceTemplates)],
+            }
+            for name in (*EXTRA_PROMPTS, "never_was"):
+                seen[f"get {name}"] = await answer(session.get_prompt, name)
+            for uri in (*(uri for uri, _ in EXTRA_RESOURCES), "notes://1", "notes://private1",
+                        "secret://other", "nothing://here"):
+                seen[f"read {uri}"] = await answer(session.read_resource, uri)
+            return seen
+
+    return anyio.run(run)
+
+
+@pytest.mark.parametrize("args", [[], ["lowlevel"]], ids=["high-level", "low-level"])
+def test_prompts_and_resources_are_hidden_by_the_policy_on_every_path(args):
+    seen = extras_seen(*args)
+    assert seen["prompts"] == ["summary"]
+    assert seen["resources"] == ["docs://readme"]
+    assert seen["templates"] == ["notes://{key}"]
+    assert seen["get summary"] == seen["read docs://readme"] == seen["read notes://1"] == "shown"
+    never = seen["get never_was"]
+    assert "never_was" in str(never)
+    for name in ("fetch", "debug_dump"):        # named like the hidden tool; excluded
+        assert seen[f"get {name}"] == renamed(never, "never_was", name), name
+    nothing = seen["read nothing://here"]
+    assert "nothing://here" in str(nothing)
+    for uri in ("secret://key", "data://fetch", "notes://private1", "secret://other"):
+        assert seen[f"read {uri}"] == renamed(nothing, "nothing://here", uri), uri
+        assert "toolfilter" not in str(seen[f"read {uri}"])
