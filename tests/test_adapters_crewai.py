@@ -88,3 +88,12 @@ def test_a_policy_is_judged_on_the_mcp_definitions(impl):
     with pytest.raises(TypeError, match="Policy"), \
             mcp_tools(PARAMS, RULES, server_id="demo", message=lambda turn: ""):
         pass
+
+
+def test_hints_are_judged_as_the_server_sent_them():
+    from _raw_hints_server import SCRIPT as RAW_SCRIPT
+    from test_sdk_hints import NO_DESTRUCTIVE, kept_as_sent
+
+    params = StdioServerParameters(command=sys.executable, args=[RAW_SCRIPT, "raw"])
+    with mcp_tools(params, NO_DESTRUCTIVE, server_id="raw") as tools:
+        assert [tool.name for tool in tools] == kept_as_sent() == ["read_file"]

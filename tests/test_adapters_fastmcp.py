@@ -462,3 +462,108 @@ def test_the_record_sets_only_the_fields_a_result_has():
     assert record.apply({"tools": [], "ttlMs": 5, "cacheScope": "public"}) == {
         "tools": [], "ttlMs": 0, "cacheScope": "private",
     }
+
+
+def test_a_relevance_policy_lets_a_call_through_only_when_its_listing_shows_the_tool(impl):
+    # Relevance keeps a tool by the others of its list: a tool the listing of the
+    # turn ranked out is answered as a name that never existed.
+    server = policy_server(impl, {"relevance": {"top_k": 2}})
+    meta = turn("read a file")
+
+    async def main():
+        async with asgi_client(server, auth="token-bob") as client:
+            names, _, _ = await list_turn(client, meta)
+            answers = {name: await call_turn(client, name, {"path": "p"}, meta)
+                       for name in [*POLICY_TOOL_NAMES, "never_existed"]}
+            return names, answers
+
+    names, answers = asyncio.run(main())
+    assert len(names) == 2
+    for name in POLICY_TOOL_NAMES:
+        if name in names:
+            assert answers[name][0] is False and name in answers[name][1]
+        else:
+            assert answers[name] == answers["never_existed"], name
+
+
+# --- prompts and resources ------------------------------------------------------------------
+
+#: A policy that hides the tool fetch, the debug prompts, and the secret:// and
+#: notes://private* resources (their templates too).
+EXTRAS_POLICY = {
+    "filter": {"exclude": ["*/fetch"]},
+    "prompts": {"exclude": ["*/debug_*"]},
+    "resources": {"exclude": ["*/secret://*", "*/notes://private*"]},
+}
+
+
+def extras_server(rules, name="demo"):
+    """A FastMCP server with tools, prompts, resources and templates, some named
+    like its tools, filtered by ``rules``."""
+    server = FastMCP(name, transforms=[ToolFilterTransform(rules, server_id="demo")])
+    for tool in ("fetch", "read_file"):
+        server.tool(lambda url="": "ran", name=tool)
+    for prompt in ("fetch", "summary", "debug_dump"):
+        server.prompt(lambda: "a prompt", name=prompt)
+    for uri, resource in (("docs://readme", "readme"), ("secret://key", "key"),
+                          ("data://fetch", "fetch")):
+        server.resource(uri, name=resource)(lambda: "text")
+    for template, resource in (("notes://{id}", "note"), ("secret://{key}", "secret")):
+        server.resource(template, name=resource)(lambda **kwargs: "note text")
+    return server
+
+
+async def extras_seen(server):
+    """What a client lists and gets: the names, and each get or read's answer
+    (its text, or the error's text)."""
+    async def answer(make, name):
+        try:
+            await make(name)
+        except Exception as err:
+            return f"error: {err}"
+        return "shown"
+
+    async with Client(server) as client:
+        seen = {
+            "prompts": sorted(p.name for p in await client.list_prompts()),
+            "resources": sorted(str(r.uri) for r in await client.list_resources()),
+            "templates": sorted(t.uriTemplate for t in await client.list_resource_templates()),
+        }
+        for name in ("fetch", "summary", "debug_dump", "never_was"):
+            seen[f"get {name}"] = await answer(client.get_prompt, name)
+        for uri in ("docs://readme", "secret://key", "data://fetch", "notes://1",
+                    "notes://private1", "secret://other", "nothing://here"):
+            seen[f"read {uri}"] = await answer(client.read_resource, uri)
+        return seen
+
+
+def test_prompts_and_resources_are_hidden_by_the_policy_on_every_path(impl):
+    seen = asyncio.run(extras_seen(extras_server(impl.Policy.from_config(EXTRAS_POLICY))))
+    assert seen["prompts"] == ["summary"]
+    assert seen["resources"] == ["docs://readme"]
+    assert seen["templates"] == ["notes://{id}"]
+    assert seen["get summary"] == seen["read docs://readme"] == seen["read notes://1"] == "shown"
+    unknown_prompt = seen["get never_was"]
+    assert "never_was" in unknown_prompt
+    for name in ("fetch", "debug_dump"):       # named like a hidden tool; excluded
+        assert seen[f"get {name}"] == unknown_prompt.replace("never_was", name)
+    unknown_resource = seen["read nothing://here"]
+    assert "nothing://here" in unknown_resource
+    for uri in ("secret://key", "data://fetch", "notes://private1", "secret://other"):
+        assert seen[f"read {uri}"] == unknown_resource.replace("nothing://here", uri), uri
+
+
+def test_a_server_whose_tools_are_all_hidden_shows_no_prompt_or_resource(impl):
+    rules = impl.compile(exclude=["demo/*"])     # a ToolFilter: the same rules
+    seen = asyncio.run(extras_seen(extras_server(rules)))
+    assert seen["prompts"] == seen["resources"] == seen["templates"] == []
+    assert seen["get summary"] == seen["get never_was"].replace("never_was", "summary")
+    assert seen["read docs://readme"] == \
+        seen["read nothing://here"].replace("nothing://here", "docs://readme")
+
+
+def test_a_tool_filter_hides_the_prompts_and_resources_named_like_its_hidden_tools(impl):
+    seen = asyncio.run(extras_seen(extras_server(impl.compile(exclude=["*/fetch"]))))
+    assert seen["prompts"] == ["debug_dump", "summary"]
+    assert seen["resources"] == ["docs://readme", "secret://key"]
+    assert seen["get fetch"] == seen["get never_was"].replace("never_was", "fetch")

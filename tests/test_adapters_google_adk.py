@@ -363,3 +363,30 @@ def test_filtered_toolset_needs_a_toolset():
         filtered_toolset(object(), toolfilter_fast.Policy(), server_id="demo")
     with pytest.raises(TypeError, match="server_id must be str"):
         filtered_toolset(FunctionTool(len), toolfilter_fast.Policy(), server_id=None)
+
+
+# --- hints as the server sent them ------------------------------------------------------
+
+
+def test_filtered_toolset_judges_hints_as_the_server_sent_them():
+    from _raw_hints_server import SCRIPT as RAW_SCRIPT
+    from test_sdk_hints import NO_DESTRUCTIVE, kept_as_sent
+
+    async def main():
+        toolset = filtered_toolset(McpToolset(connection_params=StdioConnectionParams(
+            server_params=StdioServerParameters(command=sys.executable, args=[RAW_SCRIPT, "raw"]),
+            timeout=60,
+        )), NO_DESTRUCTIVE, server_id="raw")
+        try:
+            return [tool.name for tool in await toolset.get_tools(None)]
+        finally:
+            await toolset.close()
+
+    assert asyncio.run(main()) == kept_as_sent() == ["read_file"]
+
+
+def test_tool_predicate_refuses_a_policy_whose_relevance_needs_the_list(impl):
+    with pytest.raises(TypeError, match=r"tool_predicate \(a toolset's tool_filter\) judges one "
+                                        r"tool at a time.*\(relevance top_k=1\): use "
+                                        r"filtered_toolset"):
+        tool_predicate(impl.Policy.from_config({"relevance": {"top_k": 1}}), server_id="demo")

@@ -168,3 +168,31 @@ def test_filter_tools_keeps_the_objects_and_bad_arguments_are_type_errors():
         filter_tools(tools, RULES, server_id="demo", message=lambda user: "")
     with pytest.raises(TypeError, match="prefix"):
         filter_tools(tools, RULES, server_id="demo", prefix=1)
+
+
+# --- hints as the server sent them ------------------------------------------------------
+
+
+def raw_client():
+    from _raw_hints_server import SCRIPT as RAW_SCRIPT
+
+    return MultiServerMCPClient(
+        {"raw": {"command": sys.executable, "args": [RAW_SCRIPT, "raw"], "transport": "stdio"}})
+
+
+def test_get_tools_judges_hints_as_the_server_sent_them():
+    from test_sdk_hints import NO_DESTRUCTIVE, kept_as_sent
+
+    tools = asyncio.run(get_tools(raw_client(), NO_DESTRUCTIVE))
+    assert [tool.name for tool in tools] == kept_as_sent() == ["read_file"]
+
+
+def test_load_mcp_tools_judges_hints_as_the_server_sent_them():
+    from test_sdk_hints import NO_DESTRUCTIVE, kept_as_sent
+
+    async def main():
+        async with raw_client().session("raw") as session:
+            tools = await load_mcp_tools(session, NO_DESTRUCTIVE, server_id="raw")
+            return [tool.name for tool in tools]
+
+    assert asyncio.run(main()) == kept_as_sent()

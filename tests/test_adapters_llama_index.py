@@ -125,3 +125,12 @@ def test_a_spec_already_built_keeps_its_own_options():
         filtered_tool_spec(object(), RULES, server_id="demo")
     with pytest.raises(TypeError, match="server_id"):
         tool_spec(demo_client(), RULES, server_id=None)
+
+
+def test_hints_are_judged_as_the_server_sent_them():
+    from _raw_hints_server import SCRIPT as RAW_SCRIPT
+    from test_sdk_hints import NO_DESTRUCTIVE, kept_as_sent
+
+    spec = tool_spec(BasicMCPClient(sys.executable, args=[RAW_SCRIPT, "raw"]), NO_DESTRUCTIVE,
+                     server_id="raw")
+    assert tool_names(spec) == kept_as_sent() == ["read_file"]

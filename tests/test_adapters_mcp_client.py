@@ -190,3 +190,24 @@ def test_bad_arguments_are_type_errors(kwargs, message):
     arguments = {"session": Session(), "tool_filter": RULES, "server_id": "demo", **kwargs}
     with pytest.raises(TypeError, match=message):
         filter_session(arguments.pop("session"), arguments.pop("tool_filter"), **arguments)
+
+
+def test_hints_are_judged_as_the_server_sent_them():
+    from _raw_hints_server import SCRIPT as RAW_SCRIPT
+    from test_sdk_hints import NO_DESTRUCTIVE, kept_as_sent
+
+    async def main():
+        params = StdioServerParameters(command=sys.executable, args=[RAW_SCRIPT, "raw"])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            view = filter_session(session, NO_DESTRUCTIVE, server_id="raw")
+            names = [tool.name for tool in (await view.list_tools()).tools]
+            merge = dump(await view.call_tool("merge_pr", {}))
+            never = dump(await view.call_tool("never_was", {}))
+            read = dump(await view.call_tool("read_file", {}))
+            return names, merge, never, read
+
+    names, merge, never, read = anyio.run(main)
+    assert names == kept_as_sent() == ["read_file"]
+    assert merge == json.loads(json.dumps(never).replace("never_was", "merge_pr"))
+    assert "ran read_file" in json.dumps(read)

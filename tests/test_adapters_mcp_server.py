@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sys
 
 import anyio
@@ -24,9 +25,12 @@ pytest.importorskip("mcp", reason="needs the MCP SDK (the mcp extra)")
 
 from _mcp_demo_server import POLICY_CONFIG
 from _mcp_sdk_server import (
+    EXTRA_PROMPTS,
+    EXTRA_RESOURCES,
     MODERN,
     SCRIPT,
     TOOL_NAMES,
+    UNKNOWN_ANSWERS,
     broken_ctx,
     build_lowlevel_server,
     build_server,
@@ -65,7 +69,7 @@ class Caller:
         self.client = client
 
     async def list_tools(self, meta):
-        if MODERN:
+        if MODERN and not isinstance(self.client, ClientSession):
             return await self.client.list_tools(meta=meta)
         return await self.client.list_tools(params=PaginatedRequestParams(_meta=meta))
 
@@ -80,16 +84,18 @@ class Caller:
 
 @contextlib.asynccontextmanager
 async def connected(server):
-    """A caller of ``server``: in process, or over stdio for StdioServerParameters."""
-    if MODERN:
+    """A caller of ``server``: in process, or over stdio for StdioServerParameters
+    (the SDK's ``ClientSession``, which gets the server's JSON-RPC errors as the
+    server's dispatcher wrote them)."""
+    if isinstance(server, StdioServerParameters):
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield Caller(session)
+    elif MODERN:
         from mcp.client.client import Client
 
         async with Client(server) as client:
             yield Caller(client)
-    elif isinstance(server, StdioServerParameters):
-        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            yield Caller(session)
     else:
         from mcp.shared.memory import create_connected_server_and_client_session
 
@@ -211,10 +217,18 @@ def test_a_list_that_read_the_caller_is_private():
     assert listed.cache_scope == "private"
 
 
-def test_a_real_stdio_server_filters_itself():
-    params = StdioServerParameters(
+def stdio_server(*args):
+    """A filtered ``_mcp_sdk_server.py`` as a stdio subprocess, ``args`` before
+    ``filtered``; with the whole environment (the SDK passes a child only a few
+    variables by default, and PYTHONPATH says which toolfilter_fast runs)."""
+    return StdioServerParameters(
         command=sys.executable,
-        args=[SCRIPT, "demo", "filtered", "_mcp_sdk_server:no_destructive_tools"])
+        args=[SCRIPT, "demo", *args, "filtered", "_mcp_sdk_server:no_destructive_tools"],
+        env=dict(os.environ))
+
+
+def test_a_real_stdio_server_filters_itself():
+    params = stdio_server()
     listed, answers = listed_and_answers(params, {"role": "user"},
                                          ["delete_repo", "never_was", "write_file"])
     assert [tool.name for tool in listed.tools] == [
@@ -257,3 +271,126 @@ def test_a_1x_server_gets_its_tool_handlers_wrapped():
         assert server.request_handlers[request] is not before[request]
     with pytest.raises(TypeError, match="before filter_server"):
         filter_server(Server("bare"), toolfilter_fast.compile(), server_id="demo")
+
+
+# --- a call is judged against the whole listing of its turn -------------------------------
+
+
+@pytest.mark.parametrize("kind", BUILDERS)
+@pytest.mark.parametrize("config", [{"relevance": {"top_k": 2}}, {"budget": {"max_tools": 2}}],
+                         ids=["relevance", "budget"])
+def test_a_call_is_let_through_only_when_the_listing_of_its_turn_shows_the_tool(kind, config):
+    # Relevance and the budget keep a tool by the others of its list: a call of a tool
+    # that the listing cut is answered as a tool that never existed.
+    policy = toolfilter_fast.Policy.from_config(config)
+    meta = {MESSAGE_KEY: "read a file from the repository"}
+    listed, answers = listed_and_answers(served(kind, lambda: {"tool_filter": policy}), meta,
+                                         [*TOOL_NAMES, "never_was"])
+    shown = [tool.name for tool in listed.tools]
+    everything = [toolfilter_fast.Tool.from_mcp("demo", tool)
+                  for tool in anyio.run(build_server("demo").list_tools)]
+    assert shown == [tool.name for tool in policy.select(everything, None, meta[MESSAGE_KEY]).tools]
+    assert len(shown) == 2
+    for name in TOOL_NAMES:
+        if name in shown:
+            assert name in str(answers[name]) and "error" not in answers[name]
+            assert not answers[name].get("isError")
+        else:
+            assert answers[name] == renamed(answers["never_was"], "never_was", name), name
+
+
+# --- a hidden call is answered as an unknown one, whatever the server's handler does ------
+
+
+@pytest.mark.parametrize("args", [[], *(["lowlevel", f"unknown={answer}"]
+                                         for answer in UNKNOWN_ANSWERS)],
+                         ids=["high-level", *UNKNOWN_ANSWERS])
+def test_a_hidden_call_over_stdio_gets_the_answer_of_a_name_that_never_existed(args):
+    # Over a real stdio process, so an exception's text reaches the client as the SDK's
+    # dispatcher writes it (in process, the SDK's client hides it).
+    listed, answers = listed_and_answers(stdio_server(*args), {"role": "user"},
+                                         ["delete_repo", "admin_reset", "never_existed_tool"])
+    assert "delete_repo" not in [tool.name for tool in listed.tools]
+    never = answers["never_existed_tool"]
+    assert "never_existed_tool" in str(never)
+    for hidden in ("delete_repo", "admin_reset"):
+        assert answers[hidden] == renamed(never, "never_existed_tool", hidden), hidden
+        assert "hidden" not in str(answers[hidden]) and "toolfilter" not in str(answers[hidden])
+
+
+@pytest.mark.parametrize("kind", BUILDERS)
+def test_calls_of_hidden_and_unknown_names_log_no_false_alarm(kind, caplog):
+    # The SDK 1.x refreshes its tool cache by calling the tools/list handler with no
+    # request (for a name it has not cached): that is no failure of the rules.
+    with caplog.at_level(logging.WARNING, logger="toolfilter_fast.adapters"):
+        listed, answers = listed_and_answers(served(kind), {"role": "user"},
+                                             ["delete_repo", "no_such_tool", "read_file"])
+    assert "read_file" in [tool.name for tool in listed.tools]
+    assert answers["delete_repo"] == renamed(answers["no_such_tool"], "no_such_tool",
+                                             "delete_repo")
+    assert [record.getMessage() for record in caplog.records
+            if record.name.startswith("toolfilter_fast")] == []
+    # A real failure still warns, with its traceback.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="toolfilter_fast.adapters"):
+        listed_and_answers(served(kind, broken_ctx), {}, ["read_file"])
+    assert "hidden because an error was raised" in caplog.text and "LookupError" in caplog.text
+
+
+# --- prompts and resources ------------------------------------------------------------------
+
+
+def extras_seen(*args):
+    """What a client of ``_mcp_sdk_server.py demo extras ARGS`` filtered by
+    ``extras_policy`` lists, gets and reads (over stdio: the errors as the SDK's
+    dispatcher writes them)."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[SCRIPT, "demo", "extras", *args, "filtered", "_mcp_sdk_server:extras_policy"],
+        env=dict(os.environ))
+
+    async def answer(make, name):
+        try:
+            await make(name)
+        except SDK_ERROR as err:
+            return {"error": err.error.code, "message": err.error.message, "data": err.error.data}
+        return "shown"
+
+    async def run():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            templates = await session.list_resource_templates()
+            seen = {
+                "prompts": [prompt.name for prompt in (await session.list_prompts()).prompts],
+                "resources": [str(resource.uri)
+                              for resource in (await session.list_resources()).resources],
+                "templates": [dump["uriTemplate"] for dump in (
+                    template.model_dump(by_alias=True) for template in getattr(
+                        templates, "resource_templates", None) or templates.resourceTemplates)],
+            }
+            for name in (*EXTRA_PROMPTS, "never_was"):
+                seen[f"get {name}"] = await answer(session.get_prompt, name)
+            for uri in (*(uri for uri, _ in EXTRA_RESOURCES), "notes://1", "notes://private1",
+                        "secret://other", "nothing://here"):
+                seen[f"read {uri}"] = await answer(session.read_resource, uri)
+            return seen
+
+    return anyio.run(run)
+
+
+@pytest.mark.parametrize("args", [[], ["lowlevel"]], ids=["high-level", "low-level"])
+def test_prompts_and_resources_are_hidden_by_the_policy_on_every_path(args):
+    seen = extras_seen(*args)
+    assert seen["prompts"] == ["summary"]
+    assert seen["resources"] == ["docs://readme"]
+    assert seen["templates"] == ["notes://{key}"]
+    assert seen["get summary"] == seen["read docs://readme"] == seen["read notes://1"] == "shown"
+    never = seen["get never_was"]
+    assert "never_was" in str(never)
+    for name in ("fetch", "debug_dump"):        # named like the hidden tool; excluded
+        assert seen[f"get {name}"] == renamed(never, "never_was", name), name
+    nothing = seen["read nothing://here"]
+    assert "nothing://here" in str(nothing)
+    for uri in ("secret://key", "data://fetch", "notes://private1", "secret://other"):
+        assert seen[f"read {uri}"] == renamed(nothing, "nothing://here", uri), uri
+        assert "toolfilter" not in str(seen[f"read {uri}"])

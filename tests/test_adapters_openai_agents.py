@@ -407,3 +407,49 @@ def test_mcp_tool_filter_takes_a_policy_it_can_apply_per_tool(impl):
                                         r"one tool at a time.*\(max_tools=4\): use "
                                         r"filtered_server\(server, policy\)"):
         mcp_tool_filter(impl.Policy.from_config(POLICY_CONFIG))
+
+
+# --- hints as the server sent them ------------------------------------------------------
+
+
+def raw_server(**kwargs):
+    """An Agents SDK server on ``_raw_hints_server.py``, whose hints are not all booleans."""
+    from _raw_hints_server import SCRIPT as RAW_SCRIPT
+
+    return MCPServerStdio(params={"command": sys.executable, "args": [RAW_SCRIPT, "raw"]},
+                          name="raw", client_session_timeout_seconds=60, **kwargs)
+
+
+async def listed_names(server):
+    async with server:
+        tools = await server.list_tools(RunContextWrapper(context=None), Agent(name="a"))
+        return [tool.name for tool in tools]
+
+
+def test_filtered_server_judges_hints_as_the_server_sent_them():
+    from test_sdk_hints import NO_DESTRUCTIVE, kept_as_sent
+
+    names = asyncio.run(listed_names(filtered_server(raw_server(), NO_DESTRUCTIVE)))
+    assert names == kept_as_sent() == ["read_file"]
+
+
+def test_a_per_tool_filter_judges_hints_as_sent_inside_a_hints_as_sent_block():
+    from test_sdk_hints import NO_DESTRUCTIVE, kept_as_sent
+
+    from toolfilter_fast.sdk_hints import hints_as_sent
+
+    async def main():
+        server = raw_server(tool_filter=mcp_tool_filter(NO_DESTRUCTIVE))
+        with hints_as_sent():
+            return await listed_names(server)
+
+    assert asyncio.run(main()) == kept_as_sent()
+
+
+def test_mcp_tool_filter_refuses_a_policy_whose_relevance_needs_the_list(impl):
+    policy = impl.Policy.from_config({"relevance": {"top_k": 1}})
+    with pytest.raises(TypeError, match=r"mcp_tool_filter \(an MCP server's tool_filter\) judges "
+                                        r"one tool at a time.*\(relevance top_k=1\): use "
+                                        r"filtered_server\(server, policy\)"):
+        mcp_tool_filter(policy)
+    assert "MCPListFilter" in repr(filtered_server(raw_server(), policy).list_tools)

@@ -45,6 +45,7 @@ from toolfilter_fast.adapters.pydantic_ai import (  # noqa: E402
     FilterFunc,
     PrepareFunc,
     filter_func,
+    filtered_toolset,
     prepare_func,
     prompt_text,
 )
@@ -443,6 +444,8 @@ def test_filter_func_takes_a_policy_without_a_budget_and_judges_each_tool_alone(
 @pytest.mark.parametrize("config, cut", [
     ({"budget": {"max_tools": 4}}, r"\(max_tools=4\)"),
     ({"focus_lens": {"max_tools": 2}}, r"\(focus_lens max_tools=2\)"),
+    # Relevance ranks a tool against the others of its list: alone it is always kept.
+    ({"relevance": {"top_k": 2}}, r"\(relevance top_k=2\)"),
 ])
 def test_filter_func_refuses_a_policy_it_cannot_cut(impl, config, cut):
     with pytest.raises(TypeError, match=r"filter_func \(toolset.filtered\) judges one tool at a "
@@ -487,3 +490,29 @@ def test_message_and_focus_need_a_policy():
             make(toolfilter_fast.compile(), server_id="demo", message=lambda run_context: "x")
         with pytest.raises(TypeError, match="focus= is read by a Policy's stages"):
             make(toolfilter_fast.compile(), server_id="demo", focus=lambda run_context: None)
+
+
+# --- hints as the server sent them ------------------------------------------------------
+
+
+def raw_toolset():
+    from _raw_hints_server import SCRIPT as RAW_SCRIPT
+
+    return MCPToolset(StdioTransport(command=sys.executable, args=[RAW_SCRIPT, "raw"]))
+
+
+def test_filtered_toolset_judges_hints_as_the_server_sent_them():
+    from test_sdk_hints import NO_DESTRUCTIVE, kept_as_sent
+
+    toolset = filtered_toolset(raw_toolset(), NO_DESTRUCTIVE, server_id="raw")
+    offered, answers = run_turn(toolset, "merge it", None,
+                                calls=[("merge_pr", {}), ("never_was", {})])
+    assert offered == kept_as_sent() == ["read_file"]
+    assert answers["merge_pr"] == answers["never_was"]
+
+
+def test_filtered_toolset_checks_its_arguments():
+    with pytest.raises(TypeError, match="pydantic-ai toolset"):
+        filtered_toolset(object(), toolfilter_fast.compile(), server_id="raw")
+    with pytest.raises(TypeError, match="server_id"):
+        filtered_toolset(raw_toolset(), toolfilter_fast.compile(), server_id=None)

@@ -130,3 +130,13 @@ def test_bad_arguments_fail_before_the_server_starts():
     with pytest.raises(TypeError, match="one server at a time"), \
             tool_collection([PARAMS], RULES, server_id="demo", trust_remote_code=True):
         pass
+
+
+def test_hints_are_judged_as_the_server_sent_them():
+    from _raw_hints_server import SCRIPT as RAW_SCRIPT
+    from test_sdk_hints import NO_DESTRUCTIVE, kept_as_sent
+
+    params = StdioServerParameters(command=sys.executable, args=[RAW_SCRIPT, "raw"])
+    with tool_collection(params, NO_DESTRUCTIVE, server_id="raw",
+                         trust_remote_code=True) as collection:
+        assert names(collection) == kept_as_sent() == ["read_file"]

@@ -8,6 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_policy_fuzz import LIARS
 
 import toolfilter_fast
 from toolfilter_fast import Annotations, ConfigError, Focus, Policy, Tool, reference
@@ -163,7 +164,11 @@ _servers = st.sampled_from(["github", "fs", "ui", "web"])
 _tool_names = st.sampled_from(["get", "delete_x", "demo.w.a", "demo.v.b", "other.w.c", "x.y", "list", "get"])
 _annotations = st.none() | st.fixed_dictionaries(
     {}, optional={"readOnlyHint": st.booleans(), "destructiveHint": st.booleans()})
-_tools = st.lists(st.builds(Tool, _servers, _tool_names, st.none(), st.none(), _annotations),
+# Each string plain, or a str subclass that lies through its methods and has a finalizer.
+_wrap = st.sampled_from([str, str, *LIARS])
+_tools = st.lists(st.builds(Tool, st.builds(lambda cls, s: cls(s), _wrap, _servers),
+                            st.builds(lambda cls, s: cls(s), _wrap, _tool_names), st.none(),
+                            st.none(), _annotations),
                   max_size=12)
 _groups = st.lists(st.fixed_dictionaries({
     "mode": st.sampled_from(["always", "dynamic"]),

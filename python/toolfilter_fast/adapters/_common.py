@@ -17,7 +17,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from .._tool import Tool, as_mapping
+from ..filter import ToolFilter
+from ..policy import Policy
 from ..policy.model import check_max_tools as check_count
+from ..sdk_hints import hints_as_sent
 
 __all__ = [
     "FOCUS_KEY",
@@ -31,6 +34,7 @@ __all__ = [
     "check_max_tools",
     "check_rules",
     "check_server_id",
+    "extras_policy",
     "filter_method",
     "focus_from",
     "is_policy",
@@ -170,6 +174,62 @@ def check_max_tools(max_tools: Any) -> int | None:
     return check_count(max_tools, "max_tools")
 
 
+def extras_policy(rules: Any) -> Any:
+    """The Policy that judges a server's prompts and resources under ``rules``
+    (its ``select_prompts`` and ``select_resources``): a Policy itself; for a
+    :class:`~toolfilter_fast.ToolFilter` (or the reference one), a Policy with
+    that filter and no ``[prompts]`` or ``[resources]`` section, so a prompt or
+    resource named like a hidden tool, and those of a server whose every tool is
+    hidden, are hidden too. None for a filter object of another kind, or a
+    Policy without those methods: its prompts and resources pass."""
+    if is_policy(rules):
+        methods = (getattr(rules, name, None) for name in ("select_prompts", "select_resources"))
+        return rules if all(callable(method) for method in methods) else None
+    if isinstance(rules, ToolFilter):
+        return Policy(filter=rules)
+    if type(rules).__module__.split(".")[:2] == ["toolfilter_fast", "reference"]:
+        # The reference, imported only for a reference filter (it brings cel-python).
+        from .. import reference
+
+        if isinstance(rules, reference.ToolFilter):
+            return reference.Policy(filter=rules)
+    return None
+
+
+def extra_record(kind: str, item: Any) -> dict[str, Any]:
+    """What :meth:`Policy.select_prompts` / :meth:`Policy.select_resources`
+    judge of a prompt (``kind`` ``"prompts"``), a resource (``"resources"``) or
+    a resource template (``"templates"``): a mapping (the wire's shape) or any
+    object with those fields (an SDK model of either generation, a FastMCP
+    component), the URI read as a ``str``."""
+    def field(*names: str) -> Any:
+        for name in names:
+            value = item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+            if value is not None:
+                return value
+        return None
+
+    record: dict[str, Any] = {"name": field("name")}
+    if kind == "resources":
+        record["uri"] = _uri(field("uri"))
+    elif kind == "templates":
+        record["uriTemplate"] = _uri(field("uriTemplate", "uri_template"))
+    for name, keys in (("description", ("description",)), ("title", ("title",)),
+                       ("_meta", ("_meta", "meta"))):
+        value = field(*keys)
+        if value is not None:
+            record[name] = value
+    return record
+
+
+def _uri(value: Any) -> Any:
+    # A pydantic URL (the SDK 1.x's AnyUrl, FastMCP's) read as its text; anything
+    # else is left as it is, for the Policy to refuse.
+    if isinstance(value, str) or not type(value).__module__.startswith("pydantic"):
+        return value
+    return str(value)
+
+
 class BoundFilter:
     """The state an adapter holds: its rules (a filter, or a Policy), the
     server id, and the functions that read a turn from the framework's context.
@@ -181,7 +241,7 @@ class BoundFilter:
       ``focus`` when they are None (only a Policy reads a message and a focus,
       so giving either with a filter is a TypeError);
     * ``PER_TOOL``: the name of a hook that sees one tool at a time, where a
-      Policy whose budget or lens cap needs the whole list is refused
+      Policy whose budget, lens cap or relevance stage needs the whole list is refused
       (TypeError naming ``LIST_HOOK``, the framework's list-level hook) rather
       than silently not cut;
     * ``OPTIONAL_SERVER_ID``: whether ``server_id`` may be None.
@@ -189,7 +249,7 @@ class BoundFilter:
     Exactly one of ``_filter`` and ``_policy`` is set.
     """
 
-    __slots__ = ("_ctx", "_filter", "_focus", "_message", "_policy", "_server_id")
+    __slots__ = ("_ctx", "_extras", "_filter", "_focus", "_message", "_policy", "_server_id")
 
     DEFAULTS: tuple[CtxFunc, MessageFunc, FocusFunc]
     PER_TOOL: str | None = None
@@ -209,6 +269,7 @@ class BoundFilter:
         policy = is_policy(rules)
         self._filter: Any = None if policy else rules
         self._policy: Any = rules if policy else None
+        self._extras: Any = extras_policy(rules)
         if self.OPTIONAL_SERVER_ID and server_id is None:
             self._server_id: Any = None
         else:
@@ -230,6 +291,11 @@ class BoundFilter:
             lens_cap = rules.focus_lens.get("max_tools")
             if lens_cap is not None:
                 caps.append(f"focus_lens max_tools={lens_cap}")
+            # Relevance ranks a tool against the others of its list: judged alone,
+            # a tool is always among the best top_k, so nothing would be cut.
+            relevance = getattr(rules, "relevance", None)
+            if relevance is not None:
+                caps.append(f"relevance top_k={relevance.top_k}")
             if caps:
                 raise TypeError(
                     f"{self.PER_TOOL} judges one tool at a time, so it cannot cut the Policy's "
@@ -270,14 +336,50 @@ class BoundFilter:
         return keep_visible(self._filter, server_id, tools, to_tool, lambda: self._ctx(context),
                             where=where)
 
+    def keep_extras(self, kind: str, items: Iterable[T], tools: Callable[[], list[Tool]],
+                    ctx: Callable[[], Any], *, where: str,
+                    also: Iterable[Mapping[str, Any]] = ()) -> list[T]:
+        """The prompts (``kind`` ``"prompts"``), resources (``"resources"``) or
+        resource templates (``"templates"``) of ``items`` that the rules let this
+        caller see: ``Policy.select_prompts`` / ``select_resources`` of
+        :func:`extras_policy` over :func:`extra_record` of each, with every
+        tool of the server (``tools()``, as :class:`Tool`) and ``ctx()``. Each
+        record of ``also`` (a resource's URI as a template reads it) must be kept
+        too, or nothing is. Fails closed: anything that raises inside hides every
+        item and logs a warning."""
+        listed = list(items)
+        policy = self._extras
+        if policy is None or not listed:
+            return listed
+        extra = list(also)
+        try:
+            records = [extra_record(kind, item) for item in listed]
+            if kind == "prompts":
+                selection = policy.select_prompts([*records, *extra], tools(), ctx(),
+                                                  server_id=self._server_id)
+            else:
+                selection = policy.select_resources([*records, *extra], tools(), ctx(),
+                                                    server_id=self._server_id)
+            if any(selection.stage_of(len(records) + i) is not None for i in range(len(extra))):
+                return []
+            return [item for i, item in enumerate(listed) if selection.stage_of(i) is None]
+        except Exception:
+            _warn_hidden(f"every {_EXTRA_NOUN[kind]} ({len(listed)})", self._server_id, where)
+            return []
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.rules!r}, server_id={self._server_id!r})"
+
+
+_EXTRA_NOUN = {"prompts": "prompt", "resources": "resource", "templates": "resource template"}
 
 
 class FilteredMethod:
     """An async listing method of a framework object (``list_tools``,
     ``get_tools``), then a list filter over what it gave, called with the
-    tools and the method's own arguments."""
+    tools and the method's own arguments. The method lists inside
+    :func:`~toolfilter_fast.sdk_hints.hints_as_sent`, so the MCP SDK's client
+    under the framework reads each tool's hints as the server sent them."""
 
     __slots__ = ("_apply", "_method", "_name", "_owner", "_shown")
 
@@ -287,7 +389,8 @@ class FilteredMethod:
         self._apply, self._shown = apply, shown
 
     async def __call__(self, *args: Any, **kwargs: Any) -> list[Any]:
-        tools = await self._method(*args, **kwargs)
+        with hints_as_sent():
+            tools = await self._method(*args, **kwargs)
         return self._apply(list(tools), *args, **kwargs)
 
     def __repr__(self) -> str:

@@ -27,6 +27,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
     ) from err
 
 from .._tool import Tool
+from ..sdk_hints import hints_as_sent
 from ._common import BoundFilter, CtxFunc, FocusFunc, MessageFunc, focus_from, itself, no_turn
 from ._common import mcp_tool as tool_from_mcp
 
@@ -95,5 +96,8 @@ def filtered_tools(
         raise TypeError("one server at a time: server_parameters must be one server's "
                         "parameters (StdioServerParameters or a dict), not a list")
     recorder = RecordingAdapter(inner)
-    with MCPAdapt(server_parameters, recorder, **mcpadapt_options) as tools:
+    # MCPAdapt makes the tools from a listing it asks for from this thread (its
+    # tools() lists again on its loop), so the block reaches it: the tools are
+    # judged by their hints as the server sent them.
+    with hints_as_sent(), MCPAdapt(server_parameters, recorder, **mcpadapt_options) as tools:
         yield rules.keep_made(list(tools), recorder, context)

@@ -125,12 +125,15 @@ _DEFAULTS = (itself, meta_message, meta_focus)
 
 
 class _Capture:
-    """What the transform's own listing kept while a call of it was decided."""
+    """What the transform's own listing was given and kept while a call, a
+    prompt or a resource of it was decided."""
 
-    __slots__ = ("kept", "transform")
+    __slots__ = ("given", "kept", "ran", "transform")
 
     def __init__(self, transform: ToolFilterTransform) -> None:
         self.transform = transform
+        self.ran = 0
+        self.given: list[Any] = []
         self.kept: list[set[tuple[str, Any]]] = []
 
 
@@ -202,7 +205,14 @@ class ToolFilterTransform(BoundFilter, Transform):
     * Fails closed: an exception in the ctx, message or focus function, the
       filter or the policy hides the tool (in a listing, the whole listing),
       logs a warning, and never fails the request.
-    * Only tools are filtered; resources and prompts pass through.
+    * Prompts, resources and resource templates, listed and got (``prompts/get``,
+      ``resources/read``), through the Policy's ``select_prompts`` and
+      ``select_resources`` (for a ToolFilter, a Policy of that filter alone:
+      see :func:`~toolfilter_fast.adapters._common.extras_policy`), with the
+      serving server's tools as this transform is given them, listed again for
+      the request: a hidden one is answered by FastMCP as an unknown one. A
+      resource read through a template is judged as the template and as a
+      resource of that URI. Outside a request they pass.
     * With :func:`apply_cache_scope` on the server, it also tells the
       ``tools/list`` result's ``cacheScope`` and ``ttlMs`` what it read.
 
@@ -262,6 +272,10 @@ class ToolFilterTransform(BoundFilter, Transform):
 
     async def list_tools(self, tools: Sequence[Any]) -> Sequence[Any]:
         request, error = self._request()
+        capture = _capture.get()
+        if capture is not None and capture.transform is self:
+            capture.ran += 1
+            capture.given.extend(tools)
         if request is None and error is None:
             return keep_visible(self._static_filter(), self._server_id, tools, self._to_tool,
                                 None, where=_WHERE)
@@ -280,7 +294,6 @@ class ToolFilterTransform(BoundFilter, Transform):
         if record is not None:
             record.add("private" if selection is None else selection.cache_scope,
                        self._per_turn(selection))
-        capture = _capture.get()
         if capture is not None and capture.transform is self:
             capture.kept.append({_tool_key(tool) for tool in kept})
         return kept
@@ -330,6 +343,73 @@ class ToolFilterTransform(BoundFilter, Transform):
             return False
         key = _tool_key(tool)
         return all(key in kept for kept in capture.kept)
+
+
+    # --- prompts and resources -----------------------------------------------------
+
+    async def _shown_extras(self, kind: str, items: Sequence[Any],
+                      also: Sequence[Mapping[str, Any]] = ()) -> list[Any]:
+        """The ``items`` (prompts, resources or templates) this request may see:
+        :meth:`BoundFilter.keep_extras` with the serving server's tools as this
+        transform is given them. Outside a request they pass, as the server's own."""
+        request, error = self._request()
+        if request is None and error is None:
+            return list(items)
+        if not items:
+            return []
+        try:
+            tools = await self._given_tools()
+        except Exception:
+            logger.warning("toolfilter_fast fastmcp adapter: every %s (%d) of server %r hidden "
+                           "because listing the tools to decide them raised", kind, len(items),
+                           self._server_id, exc_info=True)
+            return []
+        return self.keep_extras(kind, items, lambda: [self._to_tool(tool) for tool in tools],
+                                self._ctx_of(request, error), where=_WHERE, also=also)
+
+    async def _given_tools(self) -> list[Any]:
+        """The tools the serving server's listing gives this transform for this
+        request (all of them, before it judges); RuntimeError when the listing
+        does not pass through it."""
+        capture = _Capture(self)
+        token = _capture.set(capture)
+        try:
+            await get_server().list_tools(run_middleware=False)
+        finally:
+            _capture.reset(token)
+        if not capture.ran:
+            raise RuntimeError("the serving server's tools/list does not pass through this "
+                               "transform")
+        return capture.given
+
+    async def list_prompts(self, prompts: Sequence[Any]) -> Sequence[Any]:
+        return await self._shown_extras("prompts", prompts)
+
+    async def get_prompt(self, name: str, call_next: Any, *, version: Any = None) -> Any:
+        prompt = await call_next(name, version=version)
+        return prompt if prompt is not None and await self._shown_extras("prompts", [prompt]) \
+            else None
+
+    async def list_resources(self, resources: Sequence[Any]) -> Sequence[Any]:
+        return await self._shown_extras("resources", resources)
+
+    async def get_resource(self, uri: Any, call_next: Any, *, version: Any = None) -> Any:
+        resource = await call_next(uri, version=version)
+        return resource if resource is not None and \
+            await self._shown_extras("resources", [resource]) else None
+
+    async def list_resource_templates(self, templates: Sequence[Any]) -> Sequence[Any]:
+        return await self._shown_extras("templates", templates)
+
+    async def get_resource_template(self, uri: Any, call_next: Any, *,
+                                    version: Any = None) -> Any:
+        template = await call_next(uri, version=version)
+        if template is None:
+            return None
+        # The URI the template reads, judged as a resource of the template's name too:
+        # an exclude of [resources] hides that URI whatever template would read it.
+        read = {"uri": str(uri), "name": getattr(template, "name", None)}
+        return template if await self._shown_extras("templates", [template], also=[read]) else None
 
 
 def _no_ctx() -> None:

@@ -120,7 +120,7 @@ def tool_predicate(
     * ``tool_filter``: a :class:`~toolfilter_fast.ToolFilter` (or any object with
       ``visible``, ``filter`` and ``static_visible``), or a
       :class:`~toolfilter_fast.Policy`. Each tool is judged alone, so a Policy
-      with a budget or a lens cap is refused here (TypeError): give it to
+      with a budget, a lens cap or a relevance stage is refused here (TypeError): give it to
       :func:`filtered_toolset`, which sees the whole list.
     * ``server_id``: the id the patterns see for every tool of this toolset
       (ADK's toolset has no server name of its own).

@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._tool import Tool
+from ..sdk_hints import hints_as_sent
 from ._common import (
     BoundFilter,
     CtxFunc,
@@ -157,7 +158,9 @@ async def get_tools(
         # Checked before listing, so a wrong argument fails before any server is started.
         rules = LangChainToolFilter(tool_filter, server_id=name, ctx=ctx, message=message,
                                     focus=focus, prefix=f"{name}_" if prefixed else "")
-        kept.extend(rules(list(await client.get_tools(server_name=name)), context))
+        with hints_as_sent():  # the server's hints as sent, not as the SDK coerced them
+            tools = await client.get_tools(server_name=name)
+        kept.extend(rules(list(tools), context))
     return kept
 
 

@@ -18,7 +18,9 @@ The view is what an application (or a framework that takes a session, such as
 langchain-mcp-adapters' ``load_mcp_tools``) uses in place of the session:
 
 * ``list_tools(...)``: the session's own call, its result with the tools the
-  rules keep, judged in one call per page;
+  rules keep, judged in one call per page, each tool's hints as the server
+  sent them (:func:`toolfilter_fast.sdk_hints.hints_as_sent`: a hint that is
+  no JSON boolean is left out, where the SDK's models would coerce it);
 * ``call_tool(name, ...)``: the session's call, made only if the rules keep
   ``name`` in the session's list now (every page, listed again with the
   view's turn). Any other name, hidden or one the server never had, is
@@ -47,6 +49,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the SDK
     ) from err
 
 from .._tool import Tool
+from ..sdk_hints import hints_as_sent
 from ._common import (
     BoundFilter,
     CtxFunc,
@@ -127,7 +130,8 @@ class FilteredSession(BoundFilter):
 
     async def list_tools(self, *args: Any, **kwargs: Any) -> Any:
         """The session's ``list_tools(...)``, with only the tools the rules keep."""
-        result = await self._session.list_tools(*args, **kwargs)
+        with hints_as_sent():
+            result = await self._session.list_tools(*args, **kwargs)
         return result.model_copy(update={"tools": self._kept(list(result.tools))})
 
     async def _keeps(self, name: str) -> bool:
@@ -138,8 +142,10 @@ class FilteredSession(BoundFilter):
             for _ in range(_PAGE_LIMIT):
                 # The first page without arguments: a framework's client (LlamaIndex's
                 # BasicMCPClient) may take none; a later page needs the SDK's params.
-                page = await (self._session.list_tools() if cursor is None else
-                              self._session.list_tools(params=PaginatedRequestParams(cursor=cursor)))
+                with hints_as_sent():
+                    page = await (self._session.list_tools() if cursor is None else
+                                  self._session.list_tools(
+                                      params=PaginatedRequestParams(cursor=cursor)))
                 if any(tool.name == name for tool in self._kept(list(page.tools))):
                     return True
                 cursor = _next_cursor(page)

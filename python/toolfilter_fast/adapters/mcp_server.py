@@ -33,6 +33,17 @@ sits there:
   envelope, and the answer comes back with the hidden tool's name in place of
   the stand-in. The hidden tool's code never runs.
 
+* ``prompts/list``, ``resources/list``, ``resources/templates/list``,
+  ``prompts/get`` and ``resources/read``: through the Policy's
+  ``select_prompts`` and ``select_resources`` (for a ToolFilter, a Policy of
+  that filter alone), with every tool of the server: a prompt or resource its
+  section hides, one named like a hidden tool, and those of a server whose every
+  tool is hidden are left out of the listings, and a get or read of one is passed
+  on under a name (a URI) the server has not got, answered as an unknown one. A
+  read of a URI the server lists is judged as that resource; of another, as
+  every template that could read it (the SDK's matching) and as a resource of
+  that URI.
+
 The middleware also filters the lists by the request's ``params.filter``
 (the draft MCP proposal for list filtering: ``namePatterns``,
 ``uriPatterns``; :mod:`toolfilter_fast.list_filter`) and advertises it in
@@ -56,8 +67,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 try:
@@ -77,6 +89,7 @@ from ._common import (
     CtxFunc,
     FocusFunc,
     MessageFunc,
+    extra_record,
     itself,
     keep_selected,
     keep_visible,
@@ -102,11 +115,28 @@ _WHERE = "mcp-server"
 _MODERN_ERROR: Any = getattr(_exceptions, "MCPError", None)
 _SDK_ERROR: Any = _MODERN_ERROR or getattr(_exceptions, "McpError")  # noqa: B009
 
-#: The name a hidden tool's call is passed on under: one the server has not got.
-_STAND_IN = "toolfilter-fast/hidden-tool"
+#: The name a hidden tool's call is passed on under: one the server has not got,
+#: shaped as an ordinary tool name (letters and underscores, within the SDK's tool-name
+#: rule ``[A-Za-z0-9._-]{1,128}``), so a handler that checks a name's shape before
+#: looking it up answers it as it answers any unknown name.
+_STAND_IN = "toolfilter_fast_hidden_tool"
 
-#: How many ``tools/list`` pages a call's decision reads before it gives up (hidden).
+#: JSON-RPC's "method not found": a server that does not list these.
+_METHOD_NOT_FOUND = -32601
+
+#: The stand-ins of a hidden prompt's name and a hidden resource's URI.
+_PROMPT_STAND_IN = "toolfilter_fast_hidden_prompt"
+_URI_STAND_IN = "toolfilter-fast://hidden-resource"
+
+#: How many pages of a listing a decision reads before it gives up (hidden).
 _PAGE_LIMIT = 1000
+
+#: The listings of prompts, resources and templates: method -> (kind, the result's key).
+_EXTRA_LISTINGS = {
+    "prompts/list": ("prompts", "prompts"),
+    "resources/list": ("resources", "resources"),
+    "resources/templates/list": ("templates", "resourceTemplates"),
+}
 
 _SECRET_HEADERS = frozenset({"authorization", "cookie"})
 
@@ -164,16 +194,32 @@ def _renamed(value: Any, old: str, new: str) -> Any:
         return {key: _renamed(item, old, new) for key, item in value.items()}
     if isinstance(value, list):
         return [_renamed(item, old, new) for item in value]
+    if type(value) is tuple:
+        return tuple(_renamed(item, old, new) for item in value)
     return value
 
 
-def _renamed_error(err: Any, old: str, new: str) -> Exception:
-    """The SDK's JSON-RPC error ``err`` with ``old`` put back as ``new``."""
-    error = err.error
-    message, data = _renamed(error.message, old, new), _renamed(error.data, old, new)
-    if _MODERN_ERROR is not None:
-        return _SDK_ERROR(error.code, message, data)  # type: ignore[no-any-return]
-    return _SDK_ERROR(error.model_copy(update={"message": message, "data": data}))  # type: ignore[no-any-return]
+def _renamed_error(err: Exception, old: str, new: str) -> Exception:
+    """What the server's handler raised for the stand-in name ``old``, with
+    ``new`` in its place: the SDK's JSON-RPC error made again; any other
+    exception itself, its ``args`` and attributes renamed in place (the SDK
+    writes such an exception's text as the error's message), so it keeps its
+    type, its cause and its traceback."""
+    if isinstance(err, _SDK_ERROR):
+        error = err.error
+        message, data = _renamed(error.message, old, new), _renamed(error.data, old, new)
+        if _MODERN_ERROR is not None:
+            return _SDK_ERROR(error.code, message, data)  # type: ignore[no-any-return]
+        return _SDK_ERROR(error.model_copy(update={"message": message, "data": data}))  # type: ignore[no-any-return]
+    err.args = _renamed(err.args, old, new)
+    for attribute, value in list(getattr(err, "__dict__", {}).items()):
+        renamed = _renamed(value, old, new)
+        if renamed is not value:
+            try:
+                setattr(err, attribute, renamed)
+            except AttributeError:  # a read-only property's store: its text stays
+                pass
+    return err
 
 
 def _cursor_of(page: Any) -> Any:
@@ -184,11 +230,58 @@ def _cursor_of(page: Any) -> Any:
     return getattr(page, "next_cursor" if "next_cursor" in fields else "nextCursor", None)
 
 
+def _items_of(result: Any, key: str) -> list[Any]:
+    """A listing's items (``key``: ``tools``, ``prompts``, ...), of its wire form
+    or of either generation's model."""
+    items = result.get(key) if isinstance(result, Mapping) else getattr(result, key, None)
+    if items is None and not isinstance(result, Mapping) and key == "resourceTemplates":
+        items = getattr(result, "resource_templates", None)
+    if not isinstance(items, list):
+        raise TypeError(f"a listing without a {key} list: {type(result).__name__}")
+    return items
+
+
 def _tools_of(result: Any) -> list[Any]:
-    tools = result.get("tools") if isinstance(result, Mapping) else getattr(result, "tools", None)
-    if not isinstance(tools, list):
-        raise TypeError(f"a tools/list result without a tools list: {type(result).__name__}")
-    return tools
+    return _items_of(result, "tools")
+
+
+def _template_matches(template: Any, uri: str, *, unknown: bool = True) -> bool:
+    """Whether a resource template could read ``uri``, by the SDK's own rule: its
+    RFC 6570 matcher in mcp 2.x, the rule of its high-level server's templates in
+    1.x (each ``{name}`` one path segment); ``unknown`` where it cannot tell (a
+    template it cannot read): True to judge the template too, when deciding a read."""
+    try:
+        if _MODERN_ERROR is not None:
+            # mcp 2.x: mypy sees this generation.
+            from mcp.shared.uri_template import UriTemplate
+
+            return UriTemplate.parse(template).match(uri) is not None
+        # mcp 1.x (mypy sees 2.x): its FastMCP's template rule, which reads nothing
+        # of a template but its uri_template.
+        templates: Any = importlib.import_module("mcp.server.fastmcp.resources.templates")
+        holder = SimpleNamespace(uri_template=template)
+        return templates.ResourceTemplate.matches(holder, uri) is not None
+    except Exception:
+        return unknown
+
+
+async def _every_item(page: Callable[[Any], Awaitable[Any]], key: str) -> list[Any]:
+    """Every item of a paginated listing (``page(cursor)`` lists one page)."""
+    items: list[Any] = []
+    cursor: Any = None
+    for _ in range(_PAGE_LIMIT):
+        listed = await page(cursor)
+        items.extend(_items_of(listed, key))
+        cursor = _cursor_of(listed)
+        if not cursor:
+            return items
+    raise RuntimeError(f"a listing gave more than {_PAGE_LIMIT} pages")
+
+
+def _free_name(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += "_"
+    return name
 
 
 def _with_tools(result: Any, tools: list[Any], private: bool, per_turn: bool) -> Any:
@@ -240,7 +333,10 @@ class ToolFilterMiddleware(BoundFilter):
       on the turn (the focus, a dynamic group) or failed.
     * Fails closed: an exception in the ctx, message or focus function, the
       filter or the policy hides the tool (in a listing, the whole listing),
-      logs a warning, and never fails the request. Other methods pass.
+      logs a warning, and never fails the request.
+    * Prompts, resources and resource templates: listed, got and read as the
+      module's docs say; a listing that read the caller is ``"private"``.
+      Other methods pass.
     """
 
     __slots__ = ()
@@ -329,7 +425,180 @@ class ToolFilterMiddleware(BoundFilter):
             return _with_tools(result, self._shown(kept), private, per_turn)
         if method == "tools/call":
             return await self._call(ctx, call_next)
+        if method in _EXTRA_LISTINGS:
+            return await self._extras_listing(ctx, call_next, *_EXTRA_LISTINGS[method])
+        if method in ("prompts/get", "resources/read"):
+            return await self._extras_get(ctx, call_next, method)
         return await call_next(ctx)
+
+    # --- prompts and resources (either generation) ------------------------------------
+
+    def _extras_ctx(self, request_ctx: Any) -> Callable[[], Any]:
+        request, error = self._turn_context(request_ctx)
+        return raising(error) if error is not None else (lambda: self._ctx(request))
+
+    async def _kept_extras(self, kind: str, items: list[Any], request_ctx: Any,
+                           tools_page: Callable[[Any], Awaitable[Any]],
+                           also: Sequence[Mapping[str, Any]] = ()) -> list[Any]:
+        """The prompts, resources or templates of ``items`` this request may
+        see, judged with every tool of the server (listed with ``tools_page``);
+        none, with a warning, when listing the tools raised."""
+        if not items or self._extras is None:
+            return items
+        try:
+            try:
+                listed = await _every_item(tools_page, "tools")
+            except _SDK_ERROR as err:
+                if err.error.code != _METHOD_NOT_FOUND:
+                    raise
+                listed = []  # a server without tools
+            tools = [self._to_tool(tool) for tool in listed]
+        except Exception:
+            logger.warning("toolfilter_fast %s adapter: every %s (%d) of server %r hidden "
+                           "because listing the tools to decide them raised", _WHERE, kind,
+                           len(items), self._server_id, exc_info=True)
+            return []
+        return self.keep_extras(kind, items, lambda: tools, self._extras_ctx(request_ctx),
+                                where=_WHERE, also=also)
+
+    def _extras_private(self) -> bool:
+        """Whether a listing of prompts or resources read the caller (a dynamic part)."""
+        policy = self._extras
+        return any(getattr(getattr(policy, part, None), "dynamic", True) is not False
+                   for part in ("filter", "prompts", "resources"))
+
+    async def _prompt_stand_in(self, name: str, request_ctx: Any,
+                               pages: Callable[[str], Callable[[Any], Awaitable[Any]]]
+                               ) -> str | None:
+        """None to let ``prompts/get`` of ``name`` through; else a name the
+        server has not got, to pass it on under."""
+        kept = await self._kept_extras("prompts", [{"name": name}], request_ctx,
+                                       pages("tools/list"))
+        if kept:
+            return None
+        try:
+            taken = {extra_record("prompts", prompt)["name"]
+                     for prompt in await _every_item(pages("prompts/list"), "prompts")}
+        except Exception:
+            taken = set()
+        return _free_name(_PROMPT_STAND_IN, taken)
+
+    async def _uri_stand_in(self, uri: str, request_ctx: Any,
+                            pages: Callable[[str], Callable[[Any], Awaitable[Any]]]
+                            ) -> str | None:
+        """None to let ``resources/read`` of ``uri`` through; else a URI the
+        server lists as no resource and no template reads, to pass it on under.
+
+        A listed resource is judged as listed; a URI it does not list, as every
+        template that could read it and as a resource of that URI (the
+        template's name); any other URI as a resource of its own. Fails closed
+        (hidden) when a listing raises."""
+        try:
+            resources = await _every_item(pages("resources/list"), "resources")
+            try:
+                templates = await _every_item(pages("resources/templates/list"),
+                                              "resourceTemplates")
+            except _SDK_ERROR as err:
+                if err.error.code != _METHOD_NOT_FOUND:
+                    raise
+                templates = []  # a server without templates
+        except Exception:
+            logger.warning("toolfilter_fast %s adapter: a read of server %r refused because "
+                           "listing the resources to decide it raised", _WHERE,
+                           self._server_id, exc_info=True)
+            return _URI_STAND_IN
+        uris = {extra_record("resources", resource)["uri"] for resource in resources}
+        readers = [template for template in templates
+                   if _template_matches(extra_record("templates", template)["uriTemplate"], uri)]
+        if uri in uris:
+            items = [resource for resource in resources
+                     if extra_record("resources", resource)["uri"] == uri]
+            kept = await self._kept_extras("resources", items, request_ctx, pages("tools/list"))
+        elif readers:
+            also = [{"uri": uri, "name": extra_record("templates", template)["name"]}
+                    for template in readers]
+            items = readers
+            kept = await self._kept_extras("templates", items, request_ctx, pages("tools/list"),
+                                           also)
+        else:
+            items = [{"uri": uri}]
+            kept = await self._kept_extras("resources", items, request_ctx, pages("tools/list"))
+        if len(kept) == len(items):
+            return None
+        def taken(candidate: str) -> bool:
+            return candidate in uris or any(
+                _template_matches(extra_record("templates", template)["uriTemplate"],
+                                  candidate, unknown=False) for template in templates)
+
+        # A few tries: a template that reads every URI reads any stand-in, as it
+        # reads any URI the server has not got.
+        stand_in = _URI_STAND_IN
+        for _ in range(8):
+            if not taken(stand_in):
+                break
+            stand_in += "_"
+        return stand_in
+
+    # --- prompts and resources (mcp 2.x: the middleware) -------------------------------
+
+    def _pages(self, ctx: Any, call_next: Next) -> Callable[[str], Callable[[Any], Any]]:
+        """``pages(method)``: a function listing one page of ``method`` through the
+        rest of the chain, with the request's ``_meta``."""
+        meta = _params(ctx).get("_meta")
+
+        def pages(method: str) -> Callable[[Any], Any]:
+            async def page(cursor: Any) -> Any:
+                params: dict[str, Any] = {} if meta is None else {"_meta": meta}
+                if cursor:
+                    params["cursor"] = cursor
+                return await call_next(dataclasses.replace(ctx, method=method, params=params))
+            return page
+
+        return pages
+
+    async def _extras_listing(self, ctx: Any, call_next: Next, kind: str, key: str) -> Any:
+        result = await call_next(ctx)
+        try:
+            items = _items_of(result, key)
+        except Exception:
+            logger.warning("toolfilter_fast %s adapter: every %s of server %r hidden because "
+                           "the listing could not be read", _WHERE, kind, self._server_id,
+                           exc_info=True)
+            return {**result, key: []} if isinstance(result, Mapping) else result
+        kept = await self._kept_extras(kind, items, ctx, self._pages(ctx, call_next)("tools/list"))
+        if not isinstance(result, Mapping):
+            return result
+        result = {**result, key: kept}
+        if "cacheScope" in result and self._extras_private():
+            result["cacheScope"] = "private"
+        return result
+
+    async def _extras_get(self, ctx: Any, call_next: Next, method: str) -> Any:
+        params = _params(ctx)
+        field = "name" if method == "prompts/get" else "uri"
+        asked = params.get(field)
+        if not isinstance(asked, str) or self._extras is None:
+            return await call_next(ctx)  # the SDK refuses a malformed request itself
+        pages = self._pages(ctx, call_next)
+        if method == "prompts/get":
+            stand_in = await self._prompt_stand_in(asked, ctx, pages)
+        else:
+            stand_in = await self._uri_stand_in(asked, ctx, pages)
+        if stand_in is None:
+            return await call_next(ctx)
+        return await self._as_unknown(call_next, dataclasses.replace(
+            ctx, params={**params, field: stand_in}), stand_in, asked)
+
+    async def _as_unknown(self, call_next: Next, ctx: Any, stand_in: str, name: str) -> Any:
+        """The answer to ``ctx`` (a request for ``stand_in``), ``name`` put back."""
+        try:
+            result = await call_next(ctx)
+        except Exception as err:
+            answer = _renamed_error(err, stand_in, name)
+            if answer is err:
+                raise
+            raise answer from None
+        return _renamed(result, stand_in, name) if isinstance(result, Mapping) else result
 
     async def _listing(self, page: Callable[[Any], Awaitable[Any]],
                        ctx: Any) -> tuple[set[str], set[str]] | None:
@@ -402,13 +671,8 @@ class ToolFilterMiddleware(BoundFilter):
             if target is None or target == name:
                 return await call_next(ctx)
             return await call_next(dataclasses.replace(ctx, params={**params, "name": target}))
-        try:
-            result = await call_next(dataclasses.replace(ctx, params={**params, "name": stand_in}))
-        except _SDK_ERROR as err:
-            raise _renamed_error(err, stand_in, name) from None
-        if isinstance(result, Mapping):
-            return _renamed(result, stand_in, name)
-        return result
+        return await self._as_unknown(call_next, dataclasses.replace(
+            ctx, params={**params, "name": stand_in}), stand_in, name)
 
 
 class _HandlerFilter(ToolFilterMiddleware):
@@ -434,7 +698,8 @@ class _HandlerFilter(ToolFilterMiddleware):
             return None, err
 
     def install(self, lowlevel: Any) -> None:
-        """Wraps the server's ``tools/list`` and ``tools/call`` handlers."""
+        """Wraps the server's ``tools/list`` and ``tools/call`` handlers, and
+        those of its prompts and resources that it has."""
         # 1.x's request and result types, which the handlers take (mypy sees 2.x's).
         types: Any = importlib.import_module("mcp.types")
 
@@ -447,6 +712,11 @@ class _HandlerFilter(ToolFilterMiddleware):
 
         async def list_tools(request: Any) -> Any:
             result = await list_handler(request)
+            if request is None:
+                # The SDK's own call handler refreshing its tool cache (for input and
+                # output validation, on a name it has not cached): no caller asked,
+                # and what this returns goes to nobody.
+                return result
             try:
                 tools = _tools_of(result.root)
             except Exception:
@@ -457,29 +727,100 @@ class _HandlerFilter(ToolFilterMiddleware):
             kept, _, _ = self._kept(tools, request)
             return types.ServerResult(result.root.model_copy(update={"tools": kept}))
 
+        async def as_unknown(handler: Any, request: Any, field: str, stand_in: str,
+                             asked: str) -> Any:
+            """The handler's answer to ``request`` with ``field`` set to the
+            stand-in, ``asked`` put back in it."""
+            wire = request.params.model_dump(by_alias=True, exclude_none=True)
+            params = type(request.params).model_validate({**wire, field: stand_in})
+            try:
+                result = await handler(request.model_copy(update={"params": params}))
+            except Exception as err:
+                answer = _renamed_error(err, stand_in, asked)
+                if answer is err:
+                    raise
+                raise answer from None
+            answer = result.root
+            wire = _renamed(answer.model_dump(by_alias=True, exclude_none=True), stand_in, asked)
+            return types.ServerResult(type(answer).model_validate(wire))
+
+        def tools_page(request: Any) -> Callable[[Any], Awaitable[Any]]:
+            return pages_for(request)("tools/list")
+
+        def pages_for(request: Any) -> Callable[[str], Callable[[Any], Awaitable[Any]]]:
+            """``pages(method)``: one page of a listing of the server, by its own
+            (unwrapped) handler, with the request's ``_meta``."""
+            meta = request.params.meta if request.params is not None else None
+
+            def pages(method: str) -> Callable[[Any], Awaitable[Any]]:
+                request_type = listings[method]
+                handler = originals.get(request_type)
+
+                async def page(cursor: Any) -> Any:
+                    if handler is None:  # the server lists none of these
+                        return {_EXTRA_LISTINGS.get(method, ("", "tools"))[1]: []}
+                    params = types.PaginatedRequestParams(cursor=cursor, _meta=meta)
+                    listed = await handler(request_type(method=method, params=params))
+                    return listed.root
+                return page
+
+            return pages
+
         async def call_tool(request: Any) -> Any:
             name = request.params.name
-
-            async def page(cursor: Any) -> Any:
-                params = types.PaginatedRequestParams(cursor=cursor, _meta=request.params.meta)
-                listed = await list_handler(types.ListToolsRequest(method="tools/list",
-                                                                   params=params))
-                return listed.root
-
-            stand_in = await self._stand_in(name, page, request)
+            stand_in = await self._stand_in(name, tools_page(request), request)
             if stand_in is None:
                 return await call_handler(request)
-            params = request.params.model_copy(update={"name": stand_in})
-            try:
-                result = await call_handler(request.model_copy(update={"params": params}))
-            except _SDK_ERROR as err:
-                raise _renamed_error(err, stand_in, name) from None
-            answer = result.root
-            wire = _renamed(answer.model_dump(by_alias=True, exclude_none=True), stand_in, name)
-            return types.ServerResult(type(answer).model_validate(wire))
+            return await as_unknown(call_handler, request, "name", stand_in, name)
+
+        listings = {"tools/list": types.ListToolsRequest,
+                    "prompts/list": types.ListPromptsRequest,
+                    "resources/list": types.ListResourcesRequest,
+                    "resources/templates/list": types.ListResourceTemplatesRequest}
+        originals = {request_type: handlers.get(request_type) for request_type in listings.values()}
+
+        def extras_listing(kind: str, key: str, handler: Any) -> Any:
+            async def listing(request: Any) -> Any:
+                result = await handler(request)
+                try:
+                    items = _items_of(result.root, key)
+                except Exception:
+                    logger.warning("toolfilter_fast %s adapter: every %s of server %r hidden "
+                                   "because the listing could not be read", _WHERE, kind,
+                                   self._server_id, exc_info=True)
+                    return types.ServerResult(type(result.root)(**{key: []}))
+                kept = await self._kept_extras(kind, items, request, tools_page(request))
+                return types.ServerResult(result.root.model_copy(update={key: kept}))
+            return listing
+
+        async def get_prompt(request: Any) -> Any:
+            name = request.params.name
+            stand_in = await self._prompt_stand_in(name, request, pages_for(request))
+            if stand_in is None:
+                return await prompt_handler(request)
+            return await as_unknown(prompt_handler, request, "name", stand_in, name)
+
+        async def read_resource(request: Any) -> Any:
+            uri = str(request.params.uri)
+            stand_in = await self._uri_stand_in(uri, request, pages_for(request))
+            if stand_in is None:
+                return await read_handler(request)
+            return await as_unknown(read_handler, request, "uri", stand_in, uri)
 
         handlers[types.ListToolsRequest] = list_tools
         handlers[types.CallToolRequest] = call_tool
+        if self._extras is None:
+            return
+        for method, (kind, key) in _EXTRA_LISTINGS.items():
+            handler = originals[listings[method]]
+            if handler is not None:
+                handlers[listings[method]] = extras_listing(kind, key, handler)
+        prompt_handler = handlers.get(types.GetPromptRequest)
+        if prompt_handler is not None:
+            handlers[types.GetPromptRequest] = get_prompt
+        read_handler = handlers.get(types.ReadResourceRequest)
+        if read_handler is not None:
+            handlers[types.ReadResourceRequest] = read_resource
 
 
 def filter_server(
@@ -491,7 +832,8 @@ def filter_server(
     message: MessageFunc | None = None,
     focus: FocusFunc | None = None,
 ) -> Any:
-    """``server`` with the rules around its ``tools/list`` and ``tools/call``;
+    """``server`` with the rules around its ``tools/list`` and ``tools/call``
+    (and its prompts' and resources' listings, ``prompts/get`` and ``resources/read``);
     returns the server.
 
     * mcp 2.x (``MCPServer``, or a low-level ``mcp.server.lowlevel.Server``): a
@@ -502,7 +844,8 @@ def filter_server(
       ``tools/list`` and ``tools/call`` handlers in ``request_handlers``. A
       ``FastMCP`` is reached through its low-level server, the private
       attribute ``_mcp_server`` (TypeError if it is not there); a low-level
-      server must have its tool handlers registered first.
+      server must have its tool handlers registered first, and its prompt and
+      resource handlers too: one registered later is not wrapped.
 
     * ``tool_filter``: a :class:`~toolfilter_fast.ToolFilter` or a
       :class:`~toolfilter_fast.Policy`.

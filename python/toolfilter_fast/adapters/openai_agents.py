@@ -150,7 +150,7 @@ def mcp_tool_filter(
     * ``tool_filter``: a :class:`~toolfilter_fast.ToolFilter` (or any object with
       ``visible``, ``filter`` and ``static_visible``), or a
       :class:`~toolfilter_fast.Policy`. Each tool is judged alone, so a Policy
-      with a budget or a lens cap is refused here (TypeError): give it to
+      with a budget, a lens cap or a relevance stage is refused here (TypeError): give it to
       :func:`filtered_server`, which sees the whole list.
     * ``server_id``: the id the patterns see; default ``context.server_name``.
     * ``ctx``: a function from the SDK's ``ToolFilterContext`` to the filter's

@@ -13,21 +13,33 @@
     toolset = server.prepared(prepare_func(rules, server_id="github", max_tools=20))
     # or the whole Policy (groups by the run's prompt, focus from deps, budget):
     toolset = server.prepared(prepare_func(Policy.from_file("policy.toml"), server_id="github"))
+    # the same, the server's hints read as it sent them (see filtered_toolset):
+    toolset = filtered_toolset(server, Policy.from_file("policy.toml"), server_id="github")
 
 A toolset does not know which MCP server it stands for, so ``server_id`` is
 given. The names judged are the ones the wrapped toolset lists: apply
 ``filtered``/``prepared`` before ``prefixed``/``renamed`` to match the server's
 own names. pydantic-ai builds each step's tools from ``get_tools``, so what a
 step lists is also all it can call: a tool the list left out is answered as
-an unknown tool. This module imports nothing from pydantic-ai.
+an unknown tool. This module imports nothing from pydantic-ai until
+:func:`filtered_toolset` is called.
+
+``filter_func`` and ``prepare_func`` are handed the definitions pydantic-ai
+made from the MCP SDK's models, whose hints the SDK coerced
+(``{"destructiveHint": "false"}`` arrives as ``False``). :func:`filtered_toolset`
+lists the toolset itself, inside :func:`toolfilter_fast.sdk_hints.hints_as_sent`,
+so each hint is judged as the server sent it (one that is no JSON boolean takes
+the MCP default, as in the library).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 from .._tool import Tool
+from ..sdk_hints import hints_as_sent
 from ._common import (
     BoundFilter,
     CtxFunc,
@@ -38,7 +50,8 @@ from ._common import (
     mapping_or_none,
 )
 
-__all__ = ["FilterFunc", "PrepareFunc", "filter_func", "prepare_func", "prompt_text"]
+__all__ = ["FilterFunc", "PrepareFunc", "filter_func", "filtered_toolset", "prepare_func",
+           "prompt_text"]
 
 
 def _deps(run_context: Any) -> Any:
@@ -148,7 +161,7 @@ def filter_func(
     * ``tool_filter``: a :class:`~toolfilter_fast.ToolFilter` (or any object with
       ``visible``, ``filter`` and ``static_visible``), or a
       :class:`~toolfilter_fast.Policy`. Each tool is judged alone, so a Policy
-      with a budget or a lens cap is refused here (TypeError): give it to
+      with a budget, a lens cap or a relevance stage is refused here (TypeError): give it to
       :func:`prepare_func`, which sees the whole list.
     * ``server_id``: the id the patterns see for every tool of this toolset.
     * ``ctx``: a function from pydantic-ai's ``RunContext`` to the filter's
@@ -186,3 +199,48 @@ def prepare_func(
     """
     return PrepareFunc(tool_filter, server_id=server_id, ctx=ctx, max_tools=max_tools,
                        message=message, focus=focus)
+
+
+@functools.cache
+def _hints_as_sent_toolset() -> Any:
+    """A pydantic-ai ``WrapperToolset`` whose ``get_tools`` lists the wrapped
+    toolset inside :func:`~toolfilter_fast.sdk_hints.hints_as_sent`."""
+    # pydantic-ai, imported when the first such toolset is made: importing this
+    # module imports no framework.
+    from pydantic_ai.toolsets import WrapperToolset
+
+    class HintsAsSentToolset(WrapperToolset):
+        """The wrapped toolset, its MCP server's hints read as the server sent them."""
+
+        async def get_tools(self, ctx: Any) -> Any:
+            with hints_as_sent():
+                return await super().get_tools(ctx)
+
+    return HintsAsSentToolset
+
+
+def filtered_toolset(
+    toolset: Any,
+    tool_filter: Any,
+    *,
+    server_id: str,
+    ctx: CtxFunc | None = None,
+    max_tools: int | None = None,
+    message: MessageFunc | None = None,
+    focus: FocusFunc | None = None,
+) -> Any:
+    """``toolset.prepared(prepare_func(tool_filter, ...))``, with ``toolset``
+    listed inside :func:`~toolfilter_fast.sdk_hints.hints_as_sent`: an MCP
+    toolset's hints are judged as its server sent them (a hint that is no JSON
+    boolean takes the MCP default), where ``prepare_func`` alone sees the MCP
+    SDK's coerced ones. Arguments as for :func:`prepare_func`; TypeError at once
+    for a wrong one, or for a ``toolset`` that is no pydantic-ai toolset (one
+    with ``get_tools``). An ``MCPToolset`` keeps the list it read
+    (``cache_tools``): wrap it before its first listing.
+    """
+    prepare = PrepareFunc(tool_filter, server_id=server_id, ctx=ctx, max_tools=max_tools,
+                          message=message, focus=focus)
+    if not callable(getattr(toolset, "get_tools", None)):
+        raise TypeError("toolset must be a pydantic-ai toolset (with get_tools), got "
+                        f"{type(toolset).__name__}")
+    return _hints_as_sent_toolset()(toolset).prepared(prepare)

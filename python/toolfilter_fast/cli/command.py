@@ -21,9 +21,12 @@ from typing import Any, TextIO
 from .._tool import Tool
 from .._version import __version__
 from ..config import Config, ConfigError, load_config, load_file, parse_toml
-from ..filter.explain import Decision, Explainer
+from ..filter.entries import Annotations, Cel
+from ..filter.explain import Decision, Explainer, describe_pattern
 from ..gateway import cli as gateway_cli
+from ..gateway.servers import ServersError, read_servers
 from ..policy import Policy
+from ..policy.model import serving_order
 from . import demo as _demo
 from .catalog_files import CatalogError, read_catalog
 from .lint import deny_rule, lint
@@ -98,6 +101,16 @@ def _catalog_args(args: Sequence[str], server_id: str | None) -> list[tuple[str,
     return out
 
 
+def _server_order(path: str | None) -> list[str]:
+    """``--servers``: the servers file's servers, in its order (read as serve reads it)."""
+    if path is None:
+        return []
+    try:
+        return [spec.name for spec in read_servers(path)]
+    except ServersError as err:
+        raise UsageError(f"--servers {err}") from None
+
+
 def _read_catalogs(args: Sequence[str], server_id: str | None) -> list[Tool]:
     tools: list[Tool] = []
     for path, server in _catalog_args(args, server_id):
@@ -161,12 +174,18 @@ class _PolicyRow:
 
 
 def _policy_rows(policy: Policy, tools: Sequence[Tool], decisions: Sequence[Decision], ctx: Any,
-                 message: str | None, focus: Any) -> tuple[list[_PolicyRow], tuple[str, ...]]:
+                 message: str | None, focus: Any, servers: Sequence[str] = (),
+                 ) -> tuple[list[_PolicyRow], tuple[str, ...]]:
+    """Each tool's row, in the order given; the policy judges them in the
+    gateway's order (:func:`serving_order`), which the budget and the other
+    order-dependent stages read."""
+    order = serving_order(tools, servers)
     try:
-        selection = policy.select(tools, ctx, message, focus)
+        selection = policy.select([tools[i] for i in order], ctx, message, focus)
     except ValueError as err:
         raise UsageError(f"--focus: {err}") from None
-    rows = [_PolicyRow(d, selection.stage_of(i), selection.reason_of(i), tools[i])
+    place = {i: j for j, i in enumerate(order)}
+    rows = [_PolicyRow(d, selection.stage_of(place[i]), selection.reason_of(place[i]), tools[i])
             for i, d in enumerate(decisions)]
     return rows, selection.stages
 
@@ -279,7 +298,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     tools = _read_catalogs(args.catalogs, args.server_id)
     decisions = _explain_all(Explainer(config.filter), tools, ctx, args.progress)
     rows, stages = _policy_rows(Policy.from_parts(config), tools, decisions, ctx, args.message,
-                                args.focus)
+                                args.focus, _server_order(args.servers))
     results = _check_expectations(expectations, rows)
     shown = rows
     if args.only != "all":
@@ -304,7 +323,26 @@ def _cmd_check(args: argparse.Namespace) -> int:
 # --- explain -------------------------------------------------------------------------
 
 
-def _explain_text(row: _PolicyRow, style: Style) -> list[str]:
+def _hint_reader(tool_filter: Any) -> str | None:
+    """The first pattern that reads a tool's annotations (an annotation
+    pattern, or a CEL pattern whose expression names ``annotations``), as
+    ``filter.include[0] {annotations = ...}``; None when none does."""
+    for option in ("include", "exclude"):
+        for index, entry in enumerate(getattr(tool_filter, option)):
+            if isinstance(entry, Annotations) or (
+                    isinstance(entry, Cel) and "annotations" in entry.source):
+                return f"filter.{option}[{index}] {describe_pattern(entry)}"
+    return None
+
+
+def _reads_record(tool_filter: Any) -> bool:
+    """Whether a pattern may read more of a tool than its server and name (a
+    CEL or function pattern: the description, title, annotations, _meta)."""
+    return any(isinstance(entry, Cel) or callable(entry)
+               for option in ("include", "exclude") for entry in getattr(tool_filter, option))
+
+
+def _explain_text(row: _PolicyRow, style: Style, bare: bool = False) -> list[str]:
     d = row.decision
     status = style("visible", "green", "bold") if row.visible else style("hidden", "red", "bold")
     lines = [f"{style(_tool_label(d), 'bold')}: {status}"]
@@ -333,6 +371,9 @@ def _explain_text(row: _PolicyRow, style: Style) -> list[str]:
           f"name {json.dumps(d.folded_name, ensure_ascii=False)} (what exclude patterns match)")
     field("refresh", "kept by static_visible (functions decide at read time)"
           if d.static_visible else "dropped by static_visible (never stored by a catalog)")
+    if bare:
+        field("record", "none (no --catalog): the tool is its server and name alone, without "
+              "description, title, annotations or _meta")
     if d.hints is not None and (d.hints or d.effective_hints is not None):
         given = ", ".join(f"{k}={'true' if v else 'false'}" for k, v in d.hints.items())
         field("hints", f"given: {given or 'none'}" + (
@@ -350,6 +391,13 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     targets = [_split_tool(text, "SERVER/TOOL") for text in args.tools]
     ctx = _parse_ctx(args.ctx)
     config = _load_config(args.config, args.command)
+    reader = None if args.catalog else _hint_reader(config.filter)
+    if reader is not None:
+        # A bare tool has no annotations: every hint would take its default,
+        # a verdict about another tool than the one check judges.
+        raise UsageError(f"--catalog is needed: {reader} reads the tool's annotations, which "
+                         "only its catalog record gives (without it every hint would take its "
+                         "MCP default, and explain would judge another tool than check does)")
     known: dict[tuple[str, str], Tool] = {}
     if args.catalog:
         for tool in _read_catalogs(args.catalog, None):
@@ -366,16 +414,19 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         chosen.append(found or Tool(server, name))
     turn = list(known.values()) if args.catalog else chosen
     decisions = [explainer.explain(tool, ctx) for tool in turn]
-    rows, _ = _policy_rows(policy, turn, decisions, ctx, args.message, args.focus)
+    rows, _ = _policy_rows(policy, turn, decisions, ctx, args.message, args.focus,
+                           _server_order(args.servers))
     by_tool = {id(tool): row for tool, row in zip(turn, rows, strict=True)}
     picked = [by_tool[id(tool)] for tool in chosen]
     out = sys.stdout
     if args.format == "json":
-        json.dump([row.to_dict() for row in picked], out, ensure_ascii=False, indent=2)
+        json.dump([{**row.to_dict(), "record": bool(args.catalog)} for row in picked], out,
+                  ensure_ascii=False, indent=2)
         out.write("\n")
     else:
         style = Style(wants_color(out, args.color))
-        blocks = ["\n".join(_explain_text(row, style)) for row in picked]
+        bare = not args.catalog and _reads_record(config.filter)
+        blocks = ["\n".join(_explain_text(row, style, bare)) for row in picked]
         out.write("\n\n".join(blocks) + "\n")
     return 0
 
@@ -394,7 +445,8 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     config = _load_config(args.config, args.command)
     tools = _read_catalogs(args.catalogs, args.server_id)
     try:
-        findings = lint(config, tools, ctx=ctx, message=args.message, focus=args.focus, deny=deny)
+        findings = lint(config, tools, ctx=ctx, message=args.message, focus=args.focus, deny=deny,
+                        servers=_server_order(args.servers))
     except ValueError as err:
         raise UsageError(f"--focus: {err}") from None
     out = sys.stdout
@@ -414,11 +466,15 @@ def _cmd_lint(args: argparse.Namespace) -> int:
             out.write(f"{style('DENIED', 'red', 'bold')} {f.message}:\n")
             for name in f.tools:
                 out.write(f"    {name}\n")
-        out.write(style(f"{len(tools)} tools: {len(warnings_)} warnings, "
-                        f"{len(denied)} failed assertions", "bold") + "\n")
+        out.write(style(f"{len(tools)} tools: {_count(len(warnings_), 'warning')}, "
+                        f"{_count(len(denied), 'failed assertion')}", "bold") + "\n")
     if denied or (args.strict and warnings_):
         return 1
     return 0
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}{'' if n == 1 else 's'}"
 
 
 # --- demo ----------------------------------------------------------------------------
@@ -593,6 +649,8 @@ def build_parser() -> argparse.ArgumentParser:
     focus_help = ("the focus lens's state, session:widget or session:widget:hover "
                   "(default: none: the lens does not run)")
     ctx_help = "the ctx passed to function patterns: JSON, or @FILE holding JSON (default: null)"
+    servers_help = ("the servers file toolfilter serve reads: the policy judges the servers' "
+                    "tools in its order, as serve does (default: the catalogs' order)")
 
     check = sub.add_parser(
         "check", parents=[common], help="show which tools of catalogs a config shows or hides",
@@ -608,6 +666,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a catalog file: FILE or SERVER=FILE")
     check.add_argument("--server-id", metavar="ID",
                        help="the server id of a single tools/list CATALOG")
+    check.add_argument("--servers", metavar="SERVERS.json", help=servers_help)
     check.add_argument("--ctx", metavar="JSON", help=ctx_help)
     check.add_argument("--message", metavar="TEXT", help=message_help)
     check.add_argument("--focus", metavar="SESSION:WIDGET[:HOVER]", help=focus_help)
@@ -637,6 +696,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--config", required=True, metavar="FILE", help=config_help)
     explain.add_argument("tools", nargs="+", metavar="SERVER/TOOL",
                          help="the tool, split at the first '/'")
+    explain.add_argument("--servers", metavar="SERVERS.json", help=servers_help)
     explain.add_argument("--ctx", metavar="JSON", help=ctx_help)
     explain.add_argument("--message", metavar="TEXT", help=message_help)
     explain.add_argument("--focus", metavar="SESSION:WIDGET[:HOVER]", help=focus_help)
@@ -651,8 +711,10 @@ def build_parser() -> argparse.ArgumentParser:
         "lint", parents=[common],
         help="find patterns that do nothing, and assert what stays hidden",
         description="Checks a policy against tool catalogs. Warns of static patterns that "
-                    "match no tool, include patterns that match only loosely, and patterns "
-                    "shadowed by an earlier one of the same option. --deny-visible RULE "
+                    "match no tool, include patterns that match only loosely, include patterns "
+                    "that include nothing (static exclude patterns hide every tool they "
+                    "match), and patterns shadowed by an earlier one of the same option. "
+                    "--deny-visible RULE "
                     "asserts that no tool the rule matches is visible under the whole policy "
                     "(for --ctx, --message, --focus); RULE is 'annotations: destructiveHint' "
                     "(hints, comma-separated, 'hint=false' for false), 'cel: EXPR' or a "
@@ -664,6 +726,7 @@ def build_parser() -> argparse.ArgumentParser:
                              help="a catalog file: FILE or SERVER=FILE")
     lint_parser.add_argument("--server-id", metavar="ID",
                              help="the server id of a single tools/list CATALOG")
+    lint_parser.add_argument("--servers", metavar="SERVERS.json", help=servers_help)
     lint_parser.add_argument("--ctx", metavar="JSON", help=ctx_help)
     lint_parser.add_argument("--message", metavar="TEXT", help=message_help)
     lint_parser.add_argument("--focus", metavar="SESSION:WIDGET[:HOVER]", help=focus_help)

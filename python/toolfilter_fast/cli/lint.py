@@ -8,6 +8,13 @@ Findings (warnings):
 * ``loose-only``: an include pattern that matches no tool as written, but
   would under the loose fold (``github/*`` and a server ``GitHub``): include
   matches exactly;
+* ``overridden``: a static include pattern every one of whose tools a static
+  exclude pattern hides (exclude patterns are applied first, so it includes
+  nothing on these catalogs): ``fs/*`` under ``{annotations =
+  {destructiveHint = true}, trusted = ["github"]}``, which hides every tool of
+  an untrusted server. The finding names the exclude patterns, each tool
+  counted against the first that hides it; a dynamic exclude (CEL reading
+  ``ctx``, a function) hides for some callers only, and is not counted;
 * ``shadowed``: a static pattern every one of whose tools an earlier pattern
   of the same option already matches: it decides nothing on these catalogs.
 
@@ -31,6 +38,7 @@ from ..filter import ToolFilter
 from ..filter.entries import Annotations, Cel
 from ..filter.explain import Explainer, PatternRef
 from ..policy import Policy
+from ..policy.model import serving_order
 
 __all__ = ["Finding", "deny_rule", "lint"]
 
@@ -38,8 +46,8 @@ __all__ = ["Finding", "deny_rule", "lint"]
 @dataclass(frozen=True)
 class Finding:
     """One thing lint found: ``kind`` (``unused``, ``loose-only``,
-    ``shadowed``, ``denied``), where (``filter.exclude[3]``, or the rule),
-    and what."""
+    ``overridden``, ``shadowed``, ``denied``), where (``filter.exclude[3]``,
+    or the rule), and what."""
 
     kind: str
     where: str
@@ -89,15 +97,42 @@ def _label(tool: Tool) -> str:
     return f"{tool.server_id}/{tool.name}"
 
 
+def _hiders(hit: set[int], excludes: list[tuple[PatternRef, set[int]]]) -> list[PatternRef]:
+    """The exclude patterns that hide the tools of ``hit``, each tool counted
+    against the first (lowest index) that matches it; empty when one of the
+    tools is hidden by none."""
+    used: list[PatternRef] = []
+    for i in sorted(hit):
+        first = next((ref for ref, hidden in excludes if i in hidden), None)
+        if first is None:
+            return []
+        if first not in used:
+            used.append(first)
+    return sorted(used, key=lambda ref: ref.index)
+
+
+def _overridden(ref: PatternRef, where: str, hit: set[int], hiders: list[PatternRef],
+                tools: Sequence[Tool]) -> Finding:
+    names = " and ".join(f"exclude[{h.index}] {h.source}" for h in hiders)
+    verb = "hides" if len(hiders) == 1 else "hide"
+    return Finding("overridden", where,
+                   f"{ref.source} includes nothing: {names} {verb} every tool it matches "
+                   f"({len(hit)}; exclude patterns are applied first)",
+                   tuple(_label(tools[i]) for i in sorted(hit)))
+
+
 def lint(config: Config, tools: Sequence[Tool], *, ctx: Any = None, message: str | None = None,
-         focus: Any = None, deny: Sequence[tuple[str, ToolFilter]] = ()) -> list[Finding]:
+         focus: Any = None, deny: Sequence[tuple[str, ToolFilter]] = (),
+         servers: Sequence[str] = ()) -> list[Finding]:
     """The findings of the config on the catalogs' tools, warnings first, then
-    the failed assertions."""
+    the failed assertions (the policy judging the tools in the gateway's
+    order, servers as ``servers`` ranks them: :func:`serving_order`)."""
     explainer = Explainer(config.filter)
     findings: list[Finding] = []
     loose_include: dict[int, set[int]] | None = None
+    excludes = _matches(explainer, "exclude", tools)
     for option in ("include", "exclude"):
-        matched = _matches(explainer, option, tools)
+        matched = _matches(explainer, option, tools) if option == "include" else excludes
         for position, (ref, hit) in enumerate(matched):
             where = f"filter.{option}[{ref.index}]"
             if not hit:
@@ -116,6 +151,10 @@ def lint(config: Config, tools: Sequence[Tool], *, ctx: Any = None, message: str
                 findings.append(Finding("unused", where,
                                         f"{ref.source} matches no tool of the catalogs"))
                 continue
+            hiders = _hiders(hit, excludes) if option == "include" else []
+            if hiders:
+                findings.append(_overridden(ref, where, hit, hiders, tools))
+                continue
             for earlier, earlier_hit in matched[:position]:
                 if hit <= earlier_hit:
                     findings.append(Finding(
@@ -124,7 +163,8 @@ def lint(config: Config, tools: Sequence[Tool], *, ctx: Any = None, message: str
                         f"{earlier.source}: every tool it matches, that one matches too"))
                     break
     if deny:
-        selection = Policy.from_parts(config).select(tools, ctx, message, focus)
+        ordered = [tools[i] for i in serving_order(tools, servers)]
+        selection = Policy.from_parts(config).select(ordered, ctx, message, focus)
         visible = {id(tool) for tool in selection.tools}
         for text, rule in deny:
             offenders = tuple(_label(t) for t in tools

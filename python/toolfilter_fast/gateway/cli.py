@@ -291,7 +291,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
     tools = _read_catalogs(args.catalogs, None)
     try:
         result = allowed(policy, tools, ctx=ctx, ctx_given=args.ctx is not None,
-                         message=args.message, describe=[args.config, *args.catalogs])
+                         message=args.message, describe=[args.config, *args.catalogs],
+                         servers=None if not args.servers
+                         else [spec.name for spec in _servers(args.servers)])
     except ExportError as err:
         raise _usage_error(f"{args.config}: {err}") from None
     sys.stdout.write(render(args.format, result, urls))

@@ -17,6 +17,11 @@ JSON formats carry their header as the document's first key, ``"//"`` (the
 comment key JSON configs use); the Docker format as ``#`` lines. The header
 names the policy and the catalogs, and, when the policy's verdict depends on
 the caller, the ctx or message the list was made for.
+
+The policy judges the tools in the order ``toolfilter serve`` lists them
+(servers in the servers file's order when one is given, else in the
+catalogs' order; each server's tools by name), so that a ``[budget]`` keeps
+what the gateway keeps; the lists are written in the catalogs' order.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 from .._tool import Tool
 from ..groups import GroupMode
 from ..policy import Policy
+from ..policy.model import serving_order
 
 __all__ = ["FORMATS", "Allowed", "ExportError", "allowed", "reads", "render"]
 
@@ -56,21 +62,26 @@ def reads(policy: Policy) -> list[str]:
 
 @dataclass(frozen=True)
 class Allowed:
-    """The kept and the dropped tools of each server, servers in catalog order."""
+    """The kept and the dropped tools of each server, servers in catalog order;
+    ``servers``, the servers file's servers (None: no servers file given)."""
 
     kept: dict[str, list[str]]
     dropped: dict[str, list[str]]
     header: list[str]
+    servers: tuple[str, ...] | None = None
 
     def pairs(self) -> set[tuple[str, str]]:
         return {(server, name) for server, names in self.kept.items() for name in names}
 
 
 def allowed(policy: Policy, tools: Sequence[Tool], *, ctx: Any = None, ctx_given: bool = False,
-            message: str | None = None, describe: Sequence[str] = ()) -> Allowed:
-    """The policy's selection over ``tools``, by server. A policy that reads
-    what was not given (``ctx_given``, ``message``) is an :class:`ExportError`:
-    an exact list is a verdict for one caller."""
+            message: str | None = None, describe: Sequence[str] = (),
+            servers: Sequence[str] | None = None) -> Allowed:
+    """The policy's selection over ``tools``, by server, judged in the
+    gateway's order (``servers``: the servers file's servers, in its order;
+    None: the catalogs' order). A policy that reads what was not given
+    (``ctx_given``, ``message``) is an :class:`ExportError`: an exact list is
+    a verdict for one caller."""
     needs = reads(policy)
     if "ctx" in needs and not ctx_given:
         raise ExportError("the policy's verdict depends on the caller's ctx (a function "
@@ -79,13 +90,15 @@ def allowed(policy: Policy, tools: Sequence[Tool], *, ctx: Any = None, ctx_given
     if "message" in needs and message is None:
         raise ExportError("the policy's verdict depends on the turn's message (a dynamic "
                           "group): give --message TEXT to export the list of one turn")
-    selection = policy.select(tools, ctx, message)
+    order = serving_order(tools, servers or ())
+    selection = policy.select([tools[i] for i in order], ctx, message)
+    judged = {i: selection.stage_of(j) for j, i in enumerate(order)}
     kept: dict[str, list[str]] = {}
     dropped: dict[str, list[str]] = {}
     for i, tool in enumerate(tools):
         kept.setdefault(tool.server_id, [])
         dropped.setdefault(tool.server_id, [])
-        (kept if selection.stage_of(i) is None else dropped)[tool.server_id].append(tool.name)
+        (kept if judged[i] is None else dropped)[tool.server_id].append(tool.name)
     header = [f"made by toolfilter export from {', '.join(describe) or 'the policy'}"]
     if needs:
         given = []
@@ -97,14 +110,20 @@ def allowed(policy: Policy, tools: Sequence[Tool], *, ctx: Any = None, ctx_given
                       " only; another caller may be allowed other tools")
     total = sum(len(names) for names in kept.values())
     header.append(f"{total} of {len(tools)} tools allowed")
-    return Allowed(kept, dropped, header)
+    return Allowed(kept, dropped, header, None if servers is None else tuple(servers))
 
 
-def _url(server: str, urls: Mapping[str, str], header: list[str]) -> str:
+def _url(server: str, result: Allowed, urls: Mapping[str, str], header: list[str]) -> str:
     url = urls.get(server)
     if url is None:
-        header.append(f"server {server!r} has no URL here (give --servers or --server-url "
-                      f"{server}=URL): a placeholder stands for it")
+        if result.servers is None:
+            where = f"no URL here (give --servers or --server-url {server}=URL)"
+        elif server in result.servers:
+            where = (f"no URL in the servers file (a stdio server there; give --server-url "
+                     f"{server}=URL)")
+        else:
+            where = f"no URL: it is not in the servers file (give --server-url {server}=URL)"
+        header.append(f"server {server!r} has {where}: a placeholder stands for it")
         return URL_PLACEHOLDER.format(server=server)
     return url
 
@@ -114,8 +133,8 @@ def _openai(result: Allowed, urls: Mapping[str, str]) -> Any:
     # server in tool calls, its `server_url`, and `allowed_tools` as a plain list
     # of tool names (the API also takes a filter object; a list is exact).
     header = list(result.header)
-    tools = [{"type": "mcp", "server_label": server, "server_url": _url(server, urls, header),
-              "allowed_tools": names}
+    tools = [{"type": "mcp", "server_label": server,
+              "server_url": _url(server, result, urls, header), "allowed_tools": names}
              for server, names in result.kept.items() if names]
     return {"//": header, "tools": tools}
 
@@ -129,8 +148,8 @@ def _anthropic(result: Allowed, urls: Mapping[str, str]) -> Any:
     servers = [server for server, names in result.kept.items() if names]
     return {
         "//": header,
-        "mcp_servers": [{"type": "url", "url": _url(server, urls, header), "name": server}
-                        for server in servers],
+        "mcp_servers": [{"type": "url", "url": _url(server, result, urls, header),
+                         "name": server} for server in servers],
         "tools": [{"type": "mcp_toolset", "mcp_server_name": server,
                    "default_config": {"enabled": False},
                    "configs": {name: {"enabled": True} for name in result.kept[server]}}

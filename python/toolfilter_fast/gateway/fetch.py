@@ -21,6 +21,7 @@ from typing import Any
 
 from fastmcp import Client
 
+from ..sdk_hints import hints_as_sent
 from .servers import ServerSpec, command_error
 from .upstream import StderrRelay, _transport, _why
 
@@ -50,8 +51,10 @@ async def _fetch(spec: ServerSpec, directory: Path, timeout: float) -> Fetched:
     try:
         client = Client(_transport(spec, relay.file if relay else None), init_timeout=timeout,
                         timeout=timeout)
+        # Hints as the server sent them: one that is no JSON boolean is left out.
         async with client:
-            tools = await client.list_tools()
+            with hints_as_sent():
+                tools = await client.list_tools()
         await client.transport.close()  # type: ignore[no-untyped-call]
     except Exception as err:
         return Fetched(spec.name, None, 0, _why(err))

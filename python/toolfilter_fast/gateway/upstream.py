@@ -52,6 +52,7 @@ from fastmcp.client.transports import (
 )
 from fastmcp.server.providers.proxy import ProxyClient, ProxyProvider
 
+from ..sdk_hints import hints_as_sent
 from .servers import ServerSpec
 
 __all__ = ["KINDS", "StderrRelay", "Upstream", "UpstreamGone", "logger"]
@@ -339,7 +340,10 @@ class Upstream(ProxyProvider):
             "resources": super()._list_resources,
             "templates": super()._list_resource_templates}
         try:
-            listed = list(await asyncio.wait_for(fetch[kind](), self.start_timeout))
+            # The upstream's hints as it sent them: a hint that is no JSON boolean is
+            # left out (the MCP default), where the SDK's models would coerce it.
+            with hints_as_sent():
+                listed = list(await asyncio.wait_for(fetch[kind](), self.start_timeout))
         except asyncio.CancelledError:
             raise
         except UpstreamGone as err:

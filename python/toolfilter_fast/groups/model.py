@@ -410,9 +410,21 @@ def _check_mcp_names(mcp_names: Any) -> set[Any] | frozenset[Any]:
     return frozenset(mcp_names)
 
 
-def flat_name(tool: Tool) -> str:
-    """The name an MCP tool has in an agent runtime: ``<server>__<tool>``."""
-    return f"{tool.server_id}__{tool.name}"
+def _characters(value: Any, what: str) -> str:
+    """The characters of a ``str`` as an exact ``str``. ``str.__str__`` called
+    directly copies a subclass's value without calling any of its methods
+    (``__format__``, ``__str__``, ``__add__``...), so a subclass cannot choose
+    the name a group sees; anything else is a TypeError naming ``what``."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be str, not {_type_name(value)}")
+    return str.__str__(value)
+
+
+def flat_name(tool: Any) -> str:
+    """The name an MCP tool has in an agent runtime: ``<server>__<tool>``, made
+    of the characters of ``tool.server_id`` and ``tool.name`` (a str
+    subclass's methods are never called)."""
+    return _characters(tool.server_id, "server_id") + "__" + _characters(tool.name, "name")
 
 
 class GroupFilterBase(abc.ABC):

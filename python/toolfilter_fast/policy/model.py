@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..focus.common import check_id
+from ..groups.model import flat_name
 from ..relevance.options import Relevance
 
 __all__ = ["STAGES", "Dropped", "Focus", "Selection", "check_max_tools", "check_relevance",
-           "flat_name_of"]
+           "flat_name_of", "serving_order"]
 
 #: The stages of a policy, in the order they run.
 STAGES = ("visibility", "relevance", "groups", "focus", "budget")
@@ -48,8 +49,27 @@ def check_relevance(value: Any) -> Relevance | None:
 
 
 def flat_name_of(tool: Any) -> str:
-    """The name the groups stage sees: ``<server_id>__<name>``."""
-    return f"{tool.server_id}__{tool.name}"
+    """The name the groups stage sees: ``<server_id>__<name>``, read by
+    characters (:func:`~toolfilter_fast.groups.flat_name`): a str subclass's
+    ``__format__``, ``__str__`` or ``__add__`` does not choose it."""
+    return flat_name(tool)
+
+
+def serving_order(tools: Sequence[Any], servers: Sequence[str] = ()) -> list[int]:
+    """The places of ``tools`` in the order ``toolfilter serve`` lists them:
+    servers in the order ``servers`` names them (a servers file's order), then
+    every other server in the order its first tool comes; each server's tools
+    by name (code point order), tools of one name in the order given. The
+    command (``check``, ``explain``, ``lint``, ``export``) has the policy judge
+    catalogs in this order, so that a stage that depends on the order (the
+    budget, a relevance tie, the lens's first tool of a name) keeps what the
+    gateway keeps."""
+    rank: dict[str, int] = {}
+    for server in servers:
+        rank.setdefault(server, len(rank))
+    for tool in tools:
+        rank.setdefault(tool.server_id, len(rank))
+    return sorted(range(len(tools)), key=lambda i: (rank[tools[i].server_id], tools[i].name))
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ class Policy:
             live = [self.groups.groups[g] for g in self.groups.active_groups(message or "")]
             for i, tool in enumerate(items):
                 if stage[i] is None:
-                    flat = f"{text_of(tool.server_id)}__{text_of(tool.name)}"
+                    flat = _flat_name(tool)
                     if not any(group_glob_match(p, flat) for g in live for p in g.tools):
                         stage[i] = "groups"
             if any(g.mode is GroupMode.DYNAMIC for g in self.groups.groups):
@@ -205,7 +205,7 @@ class Policy:
         always = [g for g in self.groups.groups if g.mode is GroupMode.ALWAYS]
         candidates = []
         for i in alive:
-            flat = f"{text_of(items[i].server_id)}__{text_of(items[i].name)}"
+            flat = _flat_name(items[i])
             if not any(group_glob_match(p, flat) for g in always for p in g.tools):
                 candidates.append(i)
         if len(candidates) <= relevance.top_k:
@@ -223,6 +223,12 @@ def _get(item: Any, key: str) -> Any:
     if isinstance(item, Mapping):
         return item.get(key)
     return getattr(item, key, None)
+
+
+def _flat_name(tool: Any) -> str:
+    """``server_id__name`` joined from the two strings' characters (``text_of``):
+    no method of a str subclass is called."""
+    return text_of(tool.server_id) + "__" + text_of(tool.name)
 
 
 def _any(value: Any) -> Any:
