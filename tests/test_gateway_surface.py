@@ -378,6 +378,17 @@ def test_bare_renames_of_two_servers_to_one_name_are_a_config_error(tmp_path):
         assert names_of(client.request("tools/list")) == ["a__n", "b__n"]
 
 
+def test_a_rename_of_a_server_the_file_lacks_is_refused(tmp_path):
+    policy = '[[rename]]\nserver = "gitlab"\ntool = "create_issue"\nname = "new_issue"\n'
+    paths = raw_setup(tmp_path, GITHUB, policy)
+    result = toolfilter("serve", "--config", str(paths["policy"]), "--servers",
+                        str(paths["servers"]), stdin=subprocess.DEVNULL)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"toolfilter serve: error: {paths['policy']}: rename[0] 'gitlab' names a server that "
+        "is not in the servers file (its servers: github)")
+
+
 def test_a_reload_brings_new_renames(tmp_path):
     paths = raw_setup(tmp_path, GITHUB, GIT_POLICY)
     served = serve_http(tmp_path)

@@ -137,6 +137,10 @@ def test_the_middleware_advertises_and_passes_other_requests():
                   lambda ctx: Model({"capabilities": {"tools": {}}, "protocolVersion": "x"}))
     assert init == {"capabilities": {"tools": {"filtering": {"supported": ["namePatterns"]}}},
                     "protocolVersion": "x"}
+    discover, _ = run(ListFilterMiddleware(), Ctx("server/discover"),
+                      lambda ctx: {"capabilities": {"prompts": {}}, "supportedVersions": []})
+    assert discover["capabilities"] == {"prompts": {"filtering": {"supported": [
+        "namePatterns"]}}}
     untouched = object()
     call, seen = run(ListFilterMiddleware(), Ctx("tools/call", {"name": "x", "filter": 1}),
                      lambda ctx: untouched)

@@ -199,8 +199,9 @@ def unknown_servers(policy: Any, names: Sequence[str]) -> list[str]:
     """The places in a policy that name a server the servers file lacks: a
     filter pattern whose server part has no ``*`` (exclude patterns compared
     loosely, as they match), or a group pattern ``SERVER__...`` whose server
-    part has none. Each as ``filter.include[2] "gitlab/*"`` or
-    ``groups[0] 'gitlab__*'``."""
+    part has none, or a ``[[rename]]`` of a server it lacks. Each as
+    ``filter.include[2] "gitlab/*"``, ``groups[0] 'gitlab__*'`` or
+    ``rename[0] 'gitlab'``."""
     exact = set(names)
     loose = {_core.fold_loose(name) for name in names}
     found = []
@@ -218,4 +219,7 @@ def unknown_servers(policy: Any, names: Sequence[str]) -> list[str]:
             server, sep, _ = pattern.partition(SEPARATOR)
             if sep and server and "*" not in server and server not in exact:
                 found.append(f"groups[{index}] {pattern!r}")
+    for index, rename in enumerate(policy.renames.values()):
+        if rename.server not in exact:
+            found.append(f"rename[{index}] {rename.server!r}")
     return found
