@@ -68,46 +68,50 @@ def test_both_keep_the_same_stop_words():
 
 def test_both_keep_the_same_synonyms():
     assert _core.search_synonyms() == list(reference_relevance.SYNONYMS)
-    for line in reference_relevance.SYNONYMS:
+    assert _core.search_formats() == list(reference_relevance.FORMATS)
+    for line in reference_relevance.SYNONYMS + reference_relevance.FORMATS:
         for word_ in line.split():
             assert len(reference_relevance.tokens(word_)) == 1, word_
 
 
 def test_synonyms_reach_tools_at_a_lower_weight(index_cls):
     on, off = index_cls(CATALOG), index_cls(CATALOG, Ranking(synonyms=0.0))
-    # "store" and "tomorrow" are in no tool; "write" and "time" are.
-    assert names(off.search("store my notes", 3)) == []
-    assert names(on.search("store my notes", 1)) == ["write_file"]
+    # "record" is in no tool; its synonym "write" is.
+    assert names(off.search("record my notes", 3)) == []
+    assert names(on.search("record my notes", 1)) == ["write_file"]
     assert "write_file" in names(on.search("save it", 3))
     # A tool's own word counts more than a synonym of it.
     pair = index_cls([Tool("a", "write_note", "Write a note"),
-                      Tool("b", "store_note", "Store a note")], Ranking(server_evidence=0))
-    assert names(pair.search("write", 2)) == ["write_note", "store_note"]
-    assert names(pair.search("store", 2)) == ["store_note", "write_note"]
-    assert 0 < pair.scores("store")[0] < pair.scores("store")[1]
+                      Tool("b", "record_note", "Record a note")], Ranking(server_evidence=0))
+    assert names(pair.search("write", 2)) == ["write_note", "record_note"]
+    assert names(pair.search("record", 2)) == ["record_note", "write_note"]
+    assert 0 < pair.scores("record")[0] < pair.scores("record")[1]
     assert names(on.search("fetch the forecast", 1)) == ["get_weather_by_city"]
     assert Ranking().synonyms == 0.7
     with pytest.raises(ValueError, match="synonyms"):
         Ranking(synonyms=1.5)
     assert Ranking.from_mapping({"synonyms": 0.3}) == Ranking(synonyms=0.3)
-    assert "store" in reference_relevance.synonyms_of("save")
+    assert "record" in reference_relevance.synonyms_of("save")
+    # Words WordNet does not relate are no synonyms (they were, in the lexicon before).
+    assert "store" not in reference_relevance.synonyms_of("save")
 
 
-def test_the_broader_lexicon_reaches_office_formats_and_finance(index_cls):
+def test_the_lexicon_reaches_file_formats_and_finance(index_cls):
     tools = [Tool("office", "excel_read_sheet", "Read the cells of a workbook"),
              Tool("office", "add_slide", "Add a slide to a presentation"),
-             Tool("markets", "get_ticker_info", "Quote and profile of a ticker symbol"),
+             Tool("markets", "get_ticker_info", "Quote and profile of a ticker share"),
              Tool("files", "write_file", "Write text to a path")]
     index, off = index_cls(tools), index_cls(tools, Ranking(synonyms=0.0))
-    # "spreadsheet", "powerpoint", "stock" and "equity" are in no tool; their synonyms are.
-    assert off.search("open the spreadsheet", 4) == []
-    assert names(index.search("open the spreadsheet", 1)) == ["excel_read_sheet"]
-    assert names(index.search("a powerpoint deck", 1)) == ["add_slide"]
-    assert names(index.search("stock or equity", 1)) == ["get_ticker_info"]
-    # A word of two groups has the synonyms of both: document ~ file, document ~ pdf,
-    # but pdf is no synonym of file.
-    assert {"file", "pdf"} <= reference_relevance.synonyms_of("document")
-    assert "file" not in reference_relevance.synonyms_of("pdf")
+    # "xlsx", "pptx" and "stock" are in no tool; the words they stand for are.
+    assert off.search("open budget.xlsx", 4) == []
+    assert names(index.search("open budget.xlsx", 1)) == ["excel_read_sheet"]
+    assert names(index.search("a pptx deck", 1)) == ["add_slide"]
+    assert names(index.search("stock quote", 1)) == ["get_ticker_info"]
+    # A word of two groups has the synonyms of both: picture ~ image, picture ~ photo,
+    # but photo is no synonym of image; an extension stands for its media type's word.
+    assert {"imag", "photo"} <= reference_relevance.synonyms_of("pictur")
+    assert "imag" not in reference_relevance.synonyms_of("photo")
+    assert reference_relevance.synonyms_of("png") == {"imag"}
 
 
 def test_a_word_of_the_name_outweighs_repeats_in_the_description(index_cls):

@@ -185,3 +185,6 @@ def search_stopwords() -> list[str]:
 
 def search_synonyms() -> list[str]:
     """The lexicon's groups of synonyms, one string of words each."""
+
+def search_formats() -> list[str]:
+    """The lexicon's file formats: an extension and its media type's words, one string each."""

@@ -349,11 +349,18 @@ fn search_synonyms() -> Vec<&'static str> {
     relevance::SYNONYMS.to_vec()
 }
 
+/// The lexicon's file formats: an extension and its media type's words each.
+#[pyfunction]
+fn search_formats() -> Vec<&'static str> {
+    relevance::FORMATS.to_vec()
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySearchIndex>()?;
     m.add_function(wrap_pyfunction!(search_terms, m)?)?;
     m.add_function(wrap_pyfunction!(search_stopwords, m)?)?;
     m.add_function(wrap_pyfunction!(search_mentions_path, m)?)?;
     m.add_function(wrap_pyfunction!(search_synonyms, m)?)?;
+    m.add_function(wrap_pyfunction!(search_formats, m)?)?;
     Ok(())
 }

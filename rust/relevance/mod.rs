@@ -37,7 +37,7 @@ mod synonyms;
 mod tokens;
 
 use collect::{Documents, Tally, Vocabulary};
-pub use synonyms::SYNONYMS;
+pub use synonyms::{FORMATS, SYNONYMS};
 use synonyms::Lexicon;
 pub use tokens::{mentions_path, terms, PATH_WORDS, STEM_MAX, STOPWORDS};
 use tokens::Terms;
@@ -578,9 +578,9 @@ mod tests {
     fn synonyms_reach_tools_at_a_lower_weight() {
         let off = SearchIndex::build(&catalog(), Ranking { synonyms: 0.0, ..Ranking::default() });
         let on = SearchIndex::build(&catalog(), Ranking::default());
-        // "store" is no tool's word; its synonym "write" is write_file's.
-        assert_eq!(off.rank(b"store notes", 6, None, true), Vec::<usize>::new());
-        assert_eq!(on.rank(b"store notes", 1, None, true), vec![1]);
+        // "record" is no tool's word; its synonym "write" is write_file's.
+        assert_eq!(off.rank(b"record notes", 6, None, true), Vec::<usize>::new());
+        assert_eq!(on.rank(b"record notes", 1, None, true), vec![1]);
         // The word itself counts more than its synonym.
         let both = on.scores(b"write", None);
         let synonym = on.scores(b"save", None);
@@ -609,10 +609,10 @@ mod tests {
             tool("files", "write_file", "Write text to a path"),
         ];
         let index = SearchIndex::build(&tools, Ranking::default());
-        assert_eq!(index.rank(b"open the spreadsheet", 1, None, true), vec![0]);
-        assert_eq!(index.rank(b"a powerpoint deck", 1, None, true), vec![1]);
-        let off = SearchIndex::build(&tools, Ranking { synonyms: 0.0, ..Ranking::default() });
-        assert!(off.rank(b"spreadsheet powerpoint", 3, None, true).is_empty());
+        assert_eq!(index.rank(b"open budget.xlsx", 1, None, false), vec![0]);
+        assert_eq!(index.rank(b"a pptx deck", 1, None, true), vec![1]);
+        let off = SearchIndex::build(&tools, Ranking { synonyms: 0.0, path_words: false, ..Ranking::default() });
+        assert!(off.rank(b"xlsx pptx", 3, None, true).is_empty());
     }
 
     #[test]

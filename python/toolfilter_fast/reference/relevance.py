@@ -25,8 +25,8 @@ Tokens, as the core makes them:
   ASCII character and the English stop words are dropped; pieces of ASCII
   letters only, 3 to 40 of them, are stemmed.
 
-Synonyms: each line of :data:`SYNONYMS` is a group of English words that
-stand for one another; a query term's synonyms are the other terms of its
+Synonyms: each line of :data:`SYNONYMS` (and of :data:`FORMATS`, a file
+extension and its media type's words) is a group of words that stand for one another; a query term's synonyms are the other terms of its
 groups that are not terms of the query. Per query term, a document counts
 the larger of the term's own contribution and ``synonyms`` times each
 synonym's.
@@ -47,7 +47,7 @@ from ..relevance.base import Engine, ToolIndexBase
 from ..relevance.options import FIELDS, Ranking, tool_text
 from .text import fold_lower, text_of
 
-__all__ = ["PATH_WORDS", "STOPWORDS", "SYNONYMS", "SearchIndex", "ToolIndex", "mentions_path",
+__all__ = ["FORMATS", "PATH_WORDS", "STOPWORDS", "SYNONYMS", "SearchIndex", "ToolIndex", "mentions_path",
            "synonyms_of", "tokens"]
 
 #: English function words and the fillers of a request ("please help me ...").
@@ -64,109 +64,132 @@ where whether which while who whom whose why will with within without would yes 
 you your yours yourself yourselves help want wants need needs
 """.split())
 
-#: Groups of English words that name the same action or thing, one group a line.
+#: Groups of English words that name the same action or thing, one group a line;
+#: in each, every two words are related in WordNet (a shared synset, a direct
+#: hypernym or hyponym, a derived form, a similar adjective, a pertainym or an attribute).
 SYNONYMS = tuple(line.strip() for line in """
-save store write export persist record
-find search lookup query seek locate discover
-get fetch retrieve read obtain download load access
-remove delete erase clear
-show list display view browse
-create make generate new add build
-edit modify update change alter
-date time today tomorrow yesterday weekday calendar day week month year
-picture image photo photograph pic
-web webpage page url site website browser link online internet
-convert transform conversion
-summary summarize summarise abstract overview
-email mail inbox
-message chat conversation
-weather forecast temperature rain precipitation climate
-news headline story
-map location place address geographic
-movie film cinema
-music song audio sound tune melody
-video clip
-document doc file
-folder directory
-translate translation translator
-calculate compute calculation calculator math arithmetic
-chart graph plot diagram visualization visualize
-buy purchase shop shopping
+save write record
+find locate
+find discover
+search lookup
+search seek
+get fetch retrieve
+get obtain
+retrieve access
+remove delete
+remove clear
+delete erase
+show display
+create make generate
+create make build
+make add
+edit modify change alter
+modify update
+date day
+date month
+time day
+today day
+tomorrow day
+yesterday day
+picture image
+picture photo photograph pic
+site website
+convert conversion
+summary summarize summarise abstract
+summary overview
+chat conversation
+weather precipitation
+rain precipitation
+news story
+place address
+movie film
+film cinema
+music sound
+music tune melody
+song sound
+audio sound
+calculate compute
+chart graph plot
+graph plot diagram
+buy purchase
 run execute
 open launch
 trip travel
-flight airline airport plane
-hotel accommodation lodging hostel motel inn
-popular trending hot viral
-paper article publication preprint
-stock share equity ticker securities
-crypto cryptocurrency coin blockchain
-price cost pricing
-currency money forex exchange
-invest investment investor
-company corporation business enterprise firm
-earnings revenue income profit
-repository repo
-code source script program
-package library dependency module
-version release changelog
-document doc docx pdf
-spreadsheet excel xlsx csv sheet workbook
-presentation slide slides ppt pptx powerpoint deck slideshow
-markdown md
-text txt
-browser headless
-click tap press
-navigate visit goto
-screenshot capture snapshot screen
-database db sql
-note memo notebook
-task todo
-plan schedule itinerary agenda
-event appointment meeting
-route direction navigation commute
-nearby around vicinity proximity
-restaurant dining cafe eatery
-recipe cook cooking meal dish cuisine food
-train rail railway
-booking reservation reserve
-car vehicle automobile
-school education university college
-rank ranking leaderboard
-book novel ebook literature
-art artwork museum gallery sculpture
-draw drawing paint sketch canvas illustration
-wiki encyclopedia
-research study academic scholarly scientific
-medical medicine health clinical biomedical
-gene genetic genome dna
-game gaming
-coordinate latitude longitude geocode gps
-city town
+hotel hostel inn
+lodging hostel
+popular hot
+paper article
+stock share
+stock securities
+price cost
+currency money
+invest investor
+corporation firm
+business enterprise
+business firm
+earnings income profit
+note memo
+plan schedule agenda
+appointment meeting
+route direction
+direction navigation
+vicinity proximity
+restaurant cafe eatery
+cooking cuisine
+train rail
+rail railway
+booking reservation
+car automobile
+school education
+book novel
+art artwork
+art sculpture
+draw drawing sketch
+academic scholarly
+medical medicine
+gene genetic
 country nation
-domain dns whois hostname
-app application software
-stop terminate kill cancel
+stop terminate
+terminate kill
 start begin
-move rename
-copy duplicate clone
-compare comparison diff difference
-merge combine join
+copy duplicate
+copy clone
+compare comparison
+merge combine
 split divide
-extract parse scrape crawl
-component widget
-guide tutorial manual readme
-user account profile
-comment reply
-review rating
-recommend recommendation suggest suggestion
-analyze analysis analyse assess
+recommend suggest
+analyze analysis
+analyze analyse
 history historical
-think thought reasoning
-problem exercise puzzle challenge
-contest competition tournament match
-statistic stats metric analytics
-security vulnerability cve
+think thought
+thought reasoning
+problem puzzle
+contest competition tournament
+contest competition match
+""".strip().splitlines())
+
+#: File formats: an extension, then the words of its registered media type.
+FORMATS = tuple(line.strip() for line in """
+docx document
+xls excel
+xlsx sheet
+ppt powerpoint
+pptx presentation
+md markdown
+txt plain
+htm html
+png image
+jpg image
+jpeg image
+gif image
+svg image
+webp image
+bmp image
+mp3 audio
+wav audio
+mp4 video
+mov video
+avi video
 """.strip().splitlines())
 
 _NAME, _TITLE, _DESCRIPTION, _SERVER, _PARAMS = range(len(FIELDS))
@@ -312,7 +335,7 @@ def tokens(text: str, camel: bool = False) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def _lexicon() -> dict[str, frozenset[str]]:
     of: dict[str, set[str]] = {}
-    for line in SYNONYMS:
+    for line in SYNONYMS + FORMATS:
         group = set(tokens(line))
         for term in group:
             of.setdefault(term, set()).update(group - {term})
