@@ -286,27 +286,27 @@ def test_bad_arguments(index_cls):
 
 def test_the_core_refuses_bad_input_without_crashing():
     with pytest.raises(TypeError, match="texts must be a list or tuple"):
-        _core.SearchIndex({"a"}, (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex({"a"}, (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     with pytest.raises(TypeError, match=r"texts\[0\] must be a tuple"):
-        _core.SearchIndex(["name"], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex(["name"], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     with pytest.raises(ValueError, match=r"texts\[0\] must hold 5 fields"):
-        _core.SearchIndex([("a", None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex([("a", None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     with pytest.raises(TypeError, match=r"texts\[0\]\[2\] \(description\) must be str"):
-        _core.SearchIndex([("a", None, 3, None, None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex([("a", None, 3, None, None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     # A field without a weight is not indexed, but still checked.
     with pytest.raises(TypeError, match=r"texts\[1\]\[4\] \(params\) must be str, not bytes"):
         _core.SearchIndex([("a",) + (None,) * 4, ("a", None, None, None, b"x")],
-                          (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+                          (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     # text_of's answer is checked like a tuple given directly; its error passes through.
     with pytest.raises(TypeError, match=r"texts\[0\] must be a tuple"):
-        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, lambda tool: "name")
+        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, True, lambda tool: "name")
     with pytest.raises(ZeroDivisionError):
-        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, lambda tool: 1 / 0)
+        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, True, lambda tool: 1 / 0)
     with pytest.raises(ValueError, match="k1 must be a finite number"):
-        _core.SearchIndex([], (1, 1, 1, 1, 1), float("inf"), 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex([], (1, 1, 1, 1, 1), float("inf"), 3.0, 0.5, 1.0, 0.6, True, True)
     with pytest.raises(ValueError, match="server_k1 must be a finite number in range, not 0"):
-        _core.SearchIndex([], (1, 1, 1, 1, 1), 1.0, 0.0, 0.5, 1.0, 0.6, True)
-    index = _core.SearchIndex([("a b", None, None, None, None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex([], (1, 1, 1, 1, 1), 1.0, 0.0, 0.5, 1.0, 0.6, True, True)
+    index = _core.SearchIndex([("a b", None, None, None, None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     with pytest.raises(ValueError, match=r"among\[1\] = 5 is not a tool index"):
         index.scores("a", [0, 5])
     with pytest.raises(ValueError, match=r"among\[0\] = -1"):
@@ -368,10 +368,11 @@ WORDS = ["get", "file", "files", "read", "write", "writing", "Weather", "city", 
          "convert", "getWeather", "HTTPServer", "数据", "获取", "天气", "삼성", "über", "ÉTÉ",
          "Σίσυφος", "the", "and", "a", "x1", "v2", "save", "store", "saving", "fetch",
          "download", "today", "date", "image", "photos", "delete", "remove", "list", "path",
-         "/root/a.md", "~/x", "C:\\d", "../up"]
+         "/root/a.md", "~/x", "C:\\d", "../up", "then", "Then", "AND", "andthen", "pptx",
+         "png", "record", "picture", "end.", "why?", "so!", "x;"]
 HOSTILE = ["\x00", "\ud800", "\udfff", "\U0001F600", "\u212a", "İ", "ß", "-", "_", ".", "/",
            " ", "\n", "，", "字", "ǅ", "\u0301", "Ⅻ", "٣", "~", ":", "\\", "`", "(", "\t", "\x0b",
-           "\u3000", "\x85"]
+           "\u3000", "\x85", "。", "？", "！", "；", "?", "!", ";"]
 
 word = st.sampled_from(WORDS)
 hostile = st.text(st.sampled_from([*HOSTILE, "a", "B", "c"]), max_size=6)
@@ -390,6 +391,7 @@ ranking_st = st.builds(
     server_k1=st.sampled_from([1.2, 3.0, 0.5]),
     b=st.sampled_from([0.0, 0.75, 1.0]), server_evidence=st.sampled_from([0.0, 0.5, 1.0]),
     synonyms=st.sampled_from([0.0, 0.3, 0.6, 1.0]), path_words=st.booleans(),
+    steps=st.booleans(),
 )
 
 
@@ -403,11 +405,18 @@ def test_the_core_finds_paths_where_the_reference_does(query):
     assert _core.search_mentions_path(query) == reference_relevance.mentions_path(query)
 
 
+@settings(max_examples=500)
+@given(st.one_of(text, glued, path_text))
+def test_the_core_cuts_steps_where_the_reference_does(query):
+    assert _core.search_steps(query) == reference_relevance.steps(query)
+
+
 @settings(max_examples=300)
 @given(tools_st, st.one_of(text, glued), ranking_st, st.integers(0, 12))
 def test_core_scores_equal_the_reference(texts, query, ranking, limit):
     fast = _core.SearchIndex(texts, ranking.weights, ranking.k1, ranking.server_k1, ranking.b,
-                             ranking.server_evidence, ranking.synonyms, ranking.path_words)
+                             ranking.server_evidence, ranking.synonyms, ranking.path_words,
+                             ranking.steps)
     ref = reference_relevance.SearchIndex(texts, ranking)
     assert fast.scores(query) == ref.scores(query)
     among = list(range(len(texts)))[::2]
@@ -457,7 +466,7 @@ def test_the_core_reads_dicts_as_tool_text_does(tools, query):
     (with the parameters weighed, and without: then the schema is not read)."""
     for ranking in (Ranking(params=1.0), Ranking(title=0.0)):
         args = (ranking.weights, ranking.k1, ranking.server_k1, ranking.b, ranking.server_evidence,
-                ranking.synonyms, ranking.path_words)
+                ranking.synonyms, ranking.path_words, ranking.steps)
         direct = _core.SearchIndex(tools, *args, tool_text)
         via_python = _core.SearchIndex([tool_text(tool) for tool in tools], *args)
         assert direct.scores(query) == via_python.scores(query)
@@ -484,7 +493,8 @@ def test_a_catalog_read_in_parts_scores_as_the_reference():
     ]
     ranking = Ranking()
     fast = _core.SearchIndex(texts, ranking.weights, ranking.k1, ranking.server_k1, ranking.b,
-                             ranking.server_evidence, ranking.synonyms, ranking.path_words)
+                             ranking.server_evidence, ranking.synonyms, ranking.path_words,
+                             ranking.steps)
     ref = reference_relevance.SearchIndex(texts, ranking)
     for query in ["get the weather for my city", "save photos", "数据 获取", "late19999 file",
                   "server799 maps", ""]:

@@ -48,7 +48,7 @@ from ..relevance.options import FIELDS, Ranking, tool_text
 from .text import fold_lower, text_of
 
 __all__ = ["FORMATS", "PATH_WORDS", "STOPWORDS", "SYNONYMS", "SearchIndex", "ToolIndex", "mentions_path",
-           "synonyms_of", "tokens"]
+           "steps", "synonyms_of", "tokens"]
 
 #: English function words and the fillers of a request ("please help me ...").
 STOPWORDS = frozenset("""
@@ -381,6 +381,49 @@ def mentions_path(text: str) -> bool:
     return False
 
 
+#: What ends a step in scripts written without spaces: 。？！；
+_WIDE_STOPS = "\u3002\uff1f\uff01\uff1b"
+_STEP_WORDS = ("and", "then")
+
+
+def _word_char(c: str) -> bool:
+    return (c.isascii() and c.isalnum()) or not c.isascii()
+
+
+def steps(text: str) -> list[str]:
+    """A task's steps, in order: ``text`` cut at ``.``, ``?``, ``!`` or ``;``
+    followed by white space or the end, at 。？！； anywhere, and at the words
+    "and" and "then" (any ASCII case, with no ASCII letter or digit nor a
+    character past ASCII right before or after). The cuts belong to no step;
+    a step may be empty."""
+    text = text_of(text)
+    out: list[str] = []
+    start = i = 0
+    while i < len(text):
+        c = text[i]
+        cut = 0
+        if c in ".?!;" and (i + 1 == len(text) or text[i + 1] in _SPACE):
+            cut = 1
+        elif c in _WIDE_STOPS:
+            cut = 1
+        elif i == 0 or not _word_char(text[i - 1]):
+            for word in _STEP_WORDS:
+                end = i + len(word)
+                piece = text[i:end]
+                if (piece.isascii() and piece.lower() == word
+                        and (end == len(text) or not _word_char(text[end]))):
+                    cut = len(word)
+                    break
+        if cut:
+            out.append(text[start:i])
+            i += cut
+            start = i
+        else:
+            i += 1
+    out.append(text[start:])
+    return out
+
+
 def _idf(count: int, total: int) -> float:
     return math.log(1.0 + (total - count + 0.5) / (count + 0.5))
 
@@ -496,7 +539,27 @@ class SearchIndex:
     def has_terms(self, query: str) -> bool:
         return bool(self.query_terms(query))
 
+    def parts(self, query: str) -> list[str]:
+        """The whole query, then (with ``steps`` on) each of its :func:`steps`
+        that has a term, when there are two or more of those."""
+        each = [step for step in steps(query) if self.has_terms(step)] if self.ranking.steps else []
+        return [query, *each] if len(each) >= 2 else [query]
+
     def scores(self, query: str, among: Sequence[int] | None = None) -> list[float]:
+        """The score of each tool of ``among`` (default: all, in order): its
+        :meth:`part_scores` for the query, or, for a query of several steps,
+        the sum of those of the whole query and of each step (in that order)."""
+        parts = self.parts(query)
+        if len(parts) == 1:
+            return self.part_scores(query, among)
+        places = list(range(len(self))) if among is None else list(among)
+        totals = [0.0] * len(places)
+        for part in parts:
+            for j, value in enumerate(self.part_scores(part, places)):
+                totals[j] += value
+        return totals
+
+    def part_scores(self, query: str, among: Sequence[int] | None = None) -> list[float]:
         """The score of each tool of ``among`` (default: all, in order):
         ``tool / best tool + server_evidence * server / best server``, the
         bests taken over ``among``; 0 for all when no term of the query is in

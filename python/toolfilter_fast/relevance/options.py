@@ -65,7 +65,12 @@ class Ranking:
       ``~/``, ``./``, ``../`` or ``X:\\`` where a word may start, followed by a
       name) also asks for the words "file" and "path": a task that names a
       path deals in files, and file tools say "file" and "path", not the
-      path's own words.
+      path's own words;
+    * ``steps``: whether a task of several steps (cut at sentence ends and at
+      the words "and" and "then", see :func:`~toolfilter_fast.reference.relevance.steps`)
+      is also ranked step by step: a tool's score is then its score for the
+      whole query plus its score for each step, so that each step's tools
+      rise, not only those of the step with the rarest words.
     """
 
     name: float = 2.0
@@ -79,6 +84,7 @@ class Ranking:
     server_evidence: float = 1.0
     synonyms: float = 0.7
     path_words: bool = True
+    steps: bool = True
 
     def __post_init__(self) -> None:
         for field in FIELDS:
@@ -89,8 +95,9 @@ class Ranking:
         object.__setattr__(self, "server_evidence",
                            _number(self.server_evidence, "server_evidence"))
         object.__setattr__(self, "synonyms", _number(self.synonyms, "synonyms", high=1.0))
-        if not isinstance(self.path_words, bool):
-            raise TypeError(f"path_words must be a bool, not {type(self.path_words).__name__}")
+        for flag in ("path_words", "steps"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"{flag} must be a bool, not {type(getattr(self, flag)).__name__}")
 
     @property
     def weights(self) -> tuple[float, float, float, float, float]:
@@ -100,9 +107,10 @@ class Ranking:
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> Ranking:
         """From ``{"weights": {...}, "k1": ..., "server_k1": ..., "b": ...,
-        "server_evidence": ..., "synonyms": ..., "path_words": ...}``; ValueError
-        naming an unknown key."""
-        known = {"weights", "k1", "server_k1", "b", "server_evidence", "synonyms", "path_words"}
+        "server_evidence": ..., "synonyms": ..., "path_words": ..., "steps": ...}``;
+        ValueError naming an unknown key."""
+        known = {"weights", "k1", "server_k1", "b", "server_evidence", "synonyms", "path_words",
+                 "steps"}
         extra = sorted(set(options) - known)
         if extra:
             raise ValueError(f"unknown ranking option {extra[0]!r} (the options are "
@@ -244,7 +252,7 @@ class Relevance:
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> Relevance:
         """From ``{"top_k": 20, "weights": {...}, "k1": ..., "server_k1": ..., "b": ...,
-        "server_evidence": ..., "synonyms": ..., "path_words": ..., "scorer": fn,
+        "server_evidence": ..., "synonyms": ..., "path_words": ..., "steps": ..., "scorer": fn,
         "scorer_weight": ...}``."""
         own = {"top_k", "scorer", "scorer_weight"}
         ranking = Ranking.from_mapping({k: v for k, v in options.items() if k not in own})
