@@ -140,7 +140,7 @@ def test_a_scorer_replaces_or_mixes(policy_cls):
     def shortest_name(query, tools):
         return [-float(len(tool.name)) for tool in tools]
 
-    replace = policy_cls(relevance={"top_k": 2, "scorer": shortest_name})
+    replace = policy_cls(relevance={"top_k": 2, "scorer": shortest_name, "scorer_weight": 1})
     assert names(replace.select(CATALOG, message="weather")) == ["read_file", "calculate"]
     lexical = policy_cls(relevance={"top_k": 1, "scorer": shortest_name, "scorer_weight": 0})
     assert names(lexical.select(CATALOG, message="weather")) == ["get_weather_by_city"]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from toolfilter_fast import Tool, _core
 from toolfilter_fast.reference import relevance as reference_relevance
-from toolfilter_fast.relevance import Ranking, ToolIndex, mix_scores, tool_text
+from toolfilter_fast.relevance import SCORER_WEIGHT, Ranking, ToolIndex, mix_scores, tool_text
 from toolfilter_fast.relevance.options import check_scorer
 
 CATALOG = [
@@ -340,13 +340,18 @@ def test_scorer_replaces_or_mixes(index_cls):
         return [float(len(tool.name)) for tool in tools]
 
     longest = max(CATALOG, key=lambda t: len(t.name)).name
-    assert names(index.search("weather", 1, scorer=by_length, matched_only=False)) == [longest]
+    assert names(index.search("weather", 1, scorer=by_length, matched_only=False,
+                              scorer_weight=1.0)) == [longest]
     assert names(index.search("weather", 1, scorer=by_length, scorer_weight=0.0)) == [
         "get_weather_by_city"]
     # Matched only: the scorer reorders the tools the query finds (and their
     # servers' tools), and no others.
-    found = names(index.search("convert address", 5, scorer=by_length))
+    found = names(index.search("convert address", 5, scorer=by_length, scorer_weight=1.0))
     assert found == ["find_nearby_places", "geocode_address", "reverse_geocode"]
+    # By default the scorer is mixed in at SCORER_WEIGHT, chosen by cross-validation.
+    assert index.scores("address", scorer=by_length) == index.scores(
+        "address", scorer=by_length, scorer_weight=SCORER_WEIGHT)
+    assert SCORER_WEIGHT == 0.2
     mixed = index.scores("address", scorer=by_length, scorer_weight=0.5)
     assert all(0.0 <= score <= 1.0 for score in mixed)
 
@@ -575,3 +580,26 @@ def test_a_tool_that_raises_late_in_a_large_catalog_fails_the_build_cleanly():
     first = tools[:15_000]
     assert ToolIndex(first).scores("late2 file") == reference_relevance.ToolIndex(
         first).scores("late2 file")
+
+
+def test_each_step_of_a_task_gets_its_tools(index_cls):
+    tools = [Tool("news", "get_news", "Latest news headlines"),
+             Tool("news", "news_search", "Search news headlines"),
+             Tool("files", "put_text", "Write text to a file"),
+             Tool("files", "read_file", "Read a file"),
+             Tool("files", "list_dir", "List a folder")]
+    on = index_cls(tools, Ranking(server_evidence=0.0))
+    off = index_cls(tools, Ranking(server_evidence=0.0, steps=False))
+    task = "Find the latest news headlines. Then write them to a file"
+    # As one query, the news step's words keep put_text below both news tools.
+    assert names(off.search(task, 2)) == ["get_news", "news_search"]
+    assert names(on.search(task, 2)) == ["get_news", "put_text"]
+    # A step's scores are added to the whole query's: each on its own scale.
+    whole = off.scores(task)
+    first, second = off.scores("Find the latest news headlines"), off.scores(" write them to a file")
+    assert on.scores(task) == [0.0 + a + b + c for a, b, c in zip(whole, first, second, strict=True)]
+    # One step with terms (the rest stop words) is the query itself.
+    assert on.scores("latest news and the") == off.scores("latest news and the")
+    assert Ranking.from_mapping({"steps": False}) == Ranking(steps=False)
+    with pytest.raises(TypeError, match="steps must be a bool"):
+        Ranking(steps=1)

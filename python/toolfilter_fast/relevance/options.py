@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "FIELDS",
+    "SCORER_WEIGHT",
     "Ranking",
     "Scorer",
     "check_limit",
@@ -24,6 +25,10 @@ __all__ = [
 
 #: The fields of a tool the index reads, in the order they are scored.
 FIELDS = ("name", "title", "description", "server", "params")
+
+#: The scorer's share of a mixed score when none is given: chosen by cross-validation
+#: (``benches/relevance.py``) with the offline embedding scorer mixed into the lexical one.
+SCORER_WEIGHT = 0.2
 
 #: ``scorer(query, tools) -> scores``: one finite float per tool, higher is better.
 Scorer = Callable[[str, Sequence[Any]], Sequence[float]]
@@ -234,13 +239,13 @@ class Relevance:
 
     ``ranking`` weighs the lexical score; ``scorer`` (optional) is a
     ``(query, tools) -> scores`` callable, mixed in with ``scorer_weight``
-    (1: its scores alone; see :func:`mix_scores`).
+    (:data:`SCORER_WEIGHT` by default; 1: its scores alone; see :func:`mix_scores`).
     """
 
     top_k: int = 20
     ranking: Ranking = Ranking()
     scorer: Scorer | None = None
-    scorer_weight: float = 1.0
+    scorer_weight: float = SCORER_WEIGHT
 
     def __post_init__(self) -> None:
         check_limit(self.top_k, "relevance top_k")
