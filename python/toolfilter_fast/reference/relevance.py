@@ -26,10 +26,13 @@ Tokens, as the core makes them:
   letters only, 3 to 40 of them, are stemmed.
 
 Synonyms: each line of :data:`SYNONYMS` (and of :data:`FORMATS`, a file
-extension and its media type's words) is a group of words that stand for one another; a query term's synonyms are the other terms of its
-groups that are not terms of the query. Per query term, a document counts
-the larger of the term's own contribution and ``synonyms`` times each
-synonym's.
+extension and its media type's words) is a group of words that stand for one
+another; a query term's synonyms are the other terms of its groups that are not
+terms of the query. Per query term, a document counts the larger of the term's
+own contribution and ``synonyms`` times each synonym's.
+
+Steps: a query of two or more :func:`steps` that have a term is scored as the
+sum of its scores as a whole and for each step (``Ranking.steps``).
 
 Scores: BM25F per document, the tools saturating at ``k1`` and the servers
 (each all its tools' text, its own id's terms once) at ``server_k1``.
@@ -47,8 +50,8 @@ from ..relevance.base import Engine, ToolIndexBase
 from ..relevance.options import FIELDS, Ranking, tool_text
 from .text import fold_lower, text_of
 
-__all__ = ["FORMATS", "PATH_WORDS", "STOPWORDS", "SYNONYMS", "SearchIndex", "ToolIndex", "mentions_path",
-           "steps", "synonyms_of", "tokens"]
+__all__ = ["FORMATS", "PATH_WORDS", "STOPWORDS", "SYNONYMS", "SearchIndex", "ToolIndex",
+           "mentions_path", "steps", "synonyms_of", "tokens"]
 
 #: English function words and the fillers of a request ("please help me ...").
 STOPWORDS = frozenset("""

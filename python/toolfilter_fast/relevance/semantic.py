@@ -33,10 +33,12 @@ from .options import tool_text
 
 __all__ = [
     "EmbeddingScorer",
+    "LazyScorer",
     "embedding_text",
     "fastembed_scorer",
     "model2vec_scorer",
     "sentence_transformers_scorer",
+    "wordllama",
     "wordllama_scorer",
 ]
 
@@ -253,3 +255,26 @@ def model2vec_scorer(path: str | os.PathLike[str], *, batch: int = 1024) -> Embe
         return model.encode(texts, batch_size=batch, show_progress_bar=False)
 
     return EmbeddingScorer(embed, batch=batch, name=f"model2vec {folder.name}")
+
+
+class LazyScorer:
+    """A scorer made the first time it is called, by ``make()`` (so that a
+    config file can name it: ``scorer = "toolfilter_fast.relevance.semantic:wordllama"``)."""
+
+    def __init__(self, make: Callable[[], EmbeddingScorer]) -> None:
+        self._make = make
+        self._scorer: EmbeddingScorer | None = None
+        self._lock = threading.Lock()
+
+    def scorer(self) -> EmbeddingScorer:
+        with self._lock:
+            if self._scorer is None:
+                self._scorer = self._make()
+            return self._scorer
+
+    def __call__(self, query: str, tools: Sequence[Any]) -> list[float]:
+        return self.scorer()(query, tools)
+
+
+#: WordLlama's model as the ``semantic`` extra installs it, loaded when first used.
+wordllama = LazyScorer(wordllama_scorer)
