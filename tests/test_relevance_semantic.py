@@ -242,3 +242,16 @@ def test_a_config_file_turns_the_offline_scorer_on(tmp_path):
     # "umbrella" is in no tool: the lexical score alone keeps the first tool, the scorer the right one.
     assert [t.name for t in policy.select(list(reversed(tools)), message="umbrella").tools] == [
         "get_weather"]
+
+
+def test_loading_wordllama_leaves_the_root_logger_alone():
+    import logging
+    import subprocess
+    import sys
+
+    pytest.importorskip("wordllama", reason="WordLlama is not installed (the semantic extra)")
+    code = ("import logging; from toolfilter_fast.relevance import semantic; "
+            "semantic.wordllama_scorer(); root = logging.getLogger(); "
+            "print(len(root.handlers), root.level)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", str(logging.WARNING)]

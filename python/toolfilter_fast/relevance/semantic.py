@@ -164,12 +164,22 @@ def _folder(path: str | os.PathLike[str], what: str) -> pathlib.Path:
 
 
 def _need(module: str, extra: str) -> Any:
+    """``module``, imported; the root logger as it was (WordLlama's import calls
+    ``logging.basicConfig``, which would print every library's log lines)."""
     import importlib
+    import logging
 
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     try:
         return importlib.import_module(module)
     except ImportError as err:
         raise ImportError(f"this scorer needs {module}: pip install {extra}") from err
+    finally:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
 
 
 def wordllama_scorer(*, dim: int = 256, batch: int = 256) -> EmbeddingScorer:
