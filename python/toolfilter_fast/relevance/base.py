@@ -4,6 +4,7 @@ over an engine that scores (the core's ``SearchIndex``, or the reference's)."""
 from __future__ import annotations
 
 import abc
+import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -105,8 +106,8 @@ class ToolIndexBase(abc.ABC):
         lexical = self._engine.scores(query, places)
         chosen = [lexical[j] for j in candidates]
         mixed = mix_scores(chosen, scorer, scorer_weight, query, [tools[j] for j in candidates])
-        order = sorted(range(len(candidates)), key=lambda k: (-mixed[k], k))
-        return [candidates[k] for k in order[:limit]]
+        order = heapq.nsmallest(limit, range(len(candidates)), key=lambda k: (-mixed[k], k))
+        return [candidates[k] for k in order]
 
     def search(self, query: str, limit: int = 20, *, matched_only: bool = True,
                scorer: Scorer | None = None, scorer_weight: float = SCORER_WEIGHT) -> list[Any]:

@@ -197,9 +197,17 @@ def check_scorer(scorer: Any, weight: Any) -> tuple[Scorer | None, float]:
 
 
 def _user_scores(scorer: Scorer, query: str, tools: Sequence[Any]) -> list[float]:
-    scores = list(scorer(query, tools))
+    returned = scorer(query, tools)
+    # A NumPy array of floats (an embedding scorer's) becomes Python floats at once.
+    tolist = getattr(returned, "tolist", None)
+    kind = getattr(getattr(returned, "dtype", None), "kind", None)
+    scores = tolist() if callable(tolist) and kind == "f" else list(returned)
+    if not isinstance(scores, list):
+        raise TypeError(f"the scorer's scores must be a sequence, not {type(returned).__name__}")
     if len(scores) != len(tools):
         raise ValueError(f"the scorer returned {len(scores)} scores for {len(tools)} tools")
+    if all(type(score) is float for score in scores) and all(map(math.isfinite, scores)):
+        return scores
     out = []
     for index, score in enumerate(scores):
         if isinstance(score, bool) or not isinstance(score, (int, float)):

@@ -22,7 +22,6 @@ one matrix product. NumPy comes with each of these libraries.
 
 from __future__ import annotations
 
-import math
 import os
 import pathlib
 import threading
@@ -149,8 +148,11 @@ class EmbeddingScorer:
         if matrix.shape[1] != vector.shape[0]:
             raise ValueError(f"{self.name}: the query's embedding has {vector.shape[0]} "
                              f"dimensions, the tools' {matrix.shape[1]}")
+        import numpy as np
+
         scores = matrix @ vector
-        return [float(s) if math.isfinite(s) else 0.0 for s in scores]
+        return list(np.nan_to_num(scores.astype(np.float64), nan=0.0, posinf=1.0,
+                                  neginf=-1.0).tolist())
 
 
 def _folder(path: str | os.PathLike[str], what: str) -> pathlib.Path:
