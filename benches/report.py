@@ -201,8 +201,8 @@ def main(argv: list[str] | None = None) -> int:
             lambda: f"```\n{run_script('bench_policy.py').strip()}\n```",
         )
         report.part(
-            "Relevance (`python benches/relevance.py`: recall on the tool-selection dataset "
-            "when present, index and query times)",
+            "Relevance (`python benches/relevance.py`: recall by cross-validation on the "
+            "tool-selection dataset when present, index and query times)",
             lambda: run_script("relevance.py").strip(),
         )
         report.part(
