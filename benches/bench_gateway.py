@@ -76,8 +76,9 @@ def _servers(directory: Path, total: int) -> Path:
 
 def _proxies(directory: Path, total: int) -> tuple[Any, Any]:
     from fastmcp import FastMCP
+    from fastmcp.server.transforms import Namespace
 
-    from toolfilter_fast.gateway.serve import FlatNames, MessageSource, PolicyFile, build_gateway
+    from toolfilter_fast.gateway.serve import MessageSource, PolicyFile, build_gateway
     from toolfilter_fast.gateway.servers import read_servers
     from toolfilter_fast.gateway.upstream import Upstream
 
@@ -88,9 +89,10 @@ def _proxies(directory: Path, total: int) -> tuple[Any, Any]:
                             watch=False)
     baseline: FastMCP[Any] = FastMCP("unfiltered proxy")
     for spec in specs:
-        baseline.add_provider(Upstream(spec, start_timeout=120).wrap_transform(
-            FlatNames(spec.name)))
-    return baseline, gateway.server
+        names = Namespace(spec.name)
+        names._name_prefix = f"{spec.name}__"  # the gateway's SERVER__ names
+        baseline.add_provider(Upstream(spec, start_timeout=120).wrap_transform(names))
+    return baseline, gateway
 
 
 def _p99(values: list[float]) -> float:
@@ -99,32 +101,44 @@ def _p99(values: list[float]) -> float:
 
 
 async def measure(total: int, list_rounds: int, call_rounds: int) -> dict[str, Any]:
-    from fastmcp import Client
 
     with tempfile.TemporaryDirectory() as tmp:
-        baseline, gateway = _proxies(Path(tmp), total)
-        async with Client(baseline, timeout=300) as plain, Client(gateway, timeout=300) as ours:
-            plain_names = [t.name for t in await plain.list_tools()]
-            our_names = [t.name for t in await ours.list_tools()]
-            times: dict[str, list[float]] = {"list_plain": [], "list_ours": [],
-                                             "call_plain": [], "call_ours": []}
-            pairs = ((("list_plain", plain), ("list_ours", ours)),
-                     (("list_ours", ours), ("list_plain", plain)))
-            for r in range(list_rounds):
-                for key, client in pairs[r % 2]:
-                    start = time.perf_counter()
-                    await client.list_tools()
-                    times[key].append(time.perf_counter() - start)
-            visible = our_names[len(our_names) // 2]
-            calls = ((("call_plain", plain), ("call_ours", ours)),
-                     (("call_ours", ours), ("call_plain", plain)))
-            for r in range(call_rounds):
-                for key, client in calls[r % 2]:
-                    start = time.perf_counter()
-                    result = await client.call_tool_mcp(visible, {"text": "x"})
-                    times[key].append(time.perf_counter() - start)
-                    assert not result.is_error
-            hidden = await ours.call_tool_mcp("s0__delete_00000", {})
+        baseline, built = _proxies(Path(tmp), total)
+        # The gateway starts its upstreams before it serves (as `toolfilter serve` does).
+        await built.start()
+        try:
+            result = await _rounds(baseline, built.server, list_rounds, call_rounds)
+        finally:
+            await built.close()
+    return result
+
+
+async def _rounds(baseline: Any, gateway: Any, list_rounds: int,
+                  call_rounds: int) -> dict[str, Any]:
+    from fastmcp import Client
+
+    async with Client(baseline, timeout=300) as plain, Client(gateway, timeout=300) as ours:
+        plain_names = [t.name for t in await plain.list_tools()]
+        our_names = [t.name for t in await ours.list_tools()]
+        times: dict[str, list[float]] = {"list_plain": [], "list_ours": [],
+                                         "call_plain": [], "call_ours": []}
+        pairs = ((("list_plain", plain), ("list_ours", ours)),
+                 (("list_ours", ours), ("list_plain", plain)))
+        for r in range(list_rounds):
+            for key, client in pairs[r % 2]:
+                start = time.perf_counter()
+                await client.list_tools()
+                times[key].append(time.perf_counter() - start)
+        visible = our_names[len(our_names) // 2]
+        calls = ((("call_plain", plain), ("call_ours", ours)),
+                 (("call_ours", ours), ("call_plain", plain)))
+        for r in range(call_rounds):
+            for key, client in calls[r % 2]:
+                start = time.perf_counter()
+                result = await client.call_tool_mcp(visible, {"text": "x"})
+                times[key].append(time.perf_counter() - start)
+                assert not result.is_error
+        hidden = await ours.call_tool_mcp("s0__delete_00000", {})
     return {"plain_names": plain_names, "our_names": our_names, "times": times,
             "hidden_is_error": hidden.is_error}
 

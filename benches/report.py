@@ -37,6 +37,9 @@ HERE = pathlib.Path(__file__).parent
 _EXTRAS = {"pytest": "test", "hypothesis": "test", "pytest_benchmark": "test",
            "matplotlib": "bench"}
 
+#: The parts that run a benchmark script of their own, by the name ``--only`` takes.
+SCRIPT_PARTS = ("groups", "focus", "policy", "relevance", "dask", "gateway")
+
 #: How many lines of a failed part's output the report keeps.
 TAIL = 12
 
@@ -129,7 +132,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip the tool-group, focus-lens, policy, relevance, Dask and gateway tables")
     parser.add_argument("--no-layouts", action="store_true",
                         help="skip the 5,000-server catalogs of every layout")
+    parser.add_argument("--only", default=",".join(SCRIPT_PARTS),
+                        help="the script parts to run beside the tool-filter tables, by name "
+                             f"(comma-separated; default: all of {','.join(SCRIPT_PARTS)})")
     args = parser.parse_args(argv)
+    only = {name for name in args.only.split(",") if name}
+    unknown = sorted(only - set(SCRIPT_PARTS))
+    if unknown:
+        parser.error(f"--only: unknown part {unknown[0]!r} (the parts are "
+                     f"{', '.join(SCRIPT_PARTS)})")
     sizes = [int(x) for x in args.sizes.split(",")]
     counts = [int(x) for x in args.counts.split(",")]
     say = lambda s: print(f"... {s}", file=sys.stderr, flush=True)  # noqa: E731
@@ -186,36 +197,43 @@ def main(argv: list[str] | None = None) -> int:
     report.part("Tool filter", tool_filter)
     report.part("Adversarial patterns", adversarial)
     report.part("Tool filter by pattern count", sweep)
-    if not args.filter_only:
-        report.part(
-            "Tool groups (`python benches/bench_groups.py standard`)",
-            lambda: f"```\n{run_script('bench_groups.py', 'standard').strip()}\n```",
-        )
-        report.part(
-            "Focus lens (`python benches/bench_focus.py`: paired runs, fast and reference "
-            "alternating)",
-            lambda: f"```\n{run_script('bench_focus.py').strip()}\n```",
-        )
-        report.part(
-            "Annotation patterns and the Policy (`python benches/bench_policy.py`)",
-            lambda: f"```\n{run_script('bench_policy.py').strip()}\n```",
-        )
-        report.part(
-            "Relevance (`python benches/relevance.py`: recall on the tool-selection dataset "
-            "when present, index and query times)",
-            lambda: run_script("relevance.py").strip(),
-        )
-        report.part(
-            "Dask recipe (`python benches/bench_dask.py`: a local cluster of process workers)",
-            lambda: f"```\n{run_script('bench_dask.py').strip()}\n```",
-        )
-        report.part(
-            "The gateway (`python benches/bench_gateway.py --tools 10000 --list-rounds 5 "
-            "--call-rounds 200`: against an unfiltered FastMCP proxy of the same two stdio "
-            "upstreams, interleaved rounds)",
-            lambda: run_script("bench_gateway.py", "--tools", "10000", "--list-rounds", "5",
-                               "--call-rounds", "200").strip(),
-        )
+
+    def script_part(name: str, title: str, run: Callable[[], str]) -> None:
+        if not args.filter_only and name in only:
+            report.part(title, run)
+
+    script_part(
+        "groups", "Tool groups (`python benches/bench_groups.py standard`)",
+        lambda: f"```\n{run_script('bench_groups.py', 'standard').strip()}\n```",
+    )
+    script_part(
+        "focus",
+        "Focus lens (`python benches/bench_focus.py`: paired runs, fast and reference "
+        "alternating)",
+        lambda: f"```\n{run_script('bench_focus.py').strip()}\n```",
+    )
+    script_part(
+        "policy", "Annotation patterns and the Policy (`python benches/bench_policy.py`)",
+        lambda: f"```\n{run_script('bench_policy.py').strip()}\n```",
+    )
+    script_part(
+        "relevance",
+        "Relevance (`python benches/relevance.py`: recall by cross-validation on the "
+        "tool-selection dataset when present, index and query times)",
+        lambda: run_script("relevance.py").strip(),
+    )
+    script_part(
+        "dask", "Dask recipe (`python benches/bench_dask.py`: a local cluster of process workers)",
+        lambda: f"```\n{run_script('bench_dask.py').strip()}\n```",
+    )
+    script_part(
+        "gateway",
+        "The gateway (`python benches/bench_gateway.py --tools 10000 --list-rounds 5 "
+        "--call-rounds 200`: against an unfiltered FastMCP proxy of the same two stdio "
+        "upstreams, interleaved rounds)",
+        lambda: run_script("bench_gateway.py", "--tools", "10000", "--list-rounds", "5",
+                           "--call-rounds", "200").strip(),
+    )
 
     def draw() -> None:
         try:

@@ -39,36 +39,98 @@ TASKS = [
 ]
 
 
-def test_recall_table_on_a_small_dataset(bench, tmp_path, capsys):
+def _rows(out):
+    return {line.strip("|").split("|")[0].strip(): [c.strip() for c in line.strip("|").split("|")[1:]]
+            for line in out.splitlines() if line.startswith("| ") and "---" not in line}
+
+
+def test_recall_tables_on_a_small_dataset(bench, tmp_path, capsys):
     (tmp_path / "catalog.json").write_text(json.dumps(CATALOG))
     (tmp_path / "tasks_dev.json").write_text(json.dumps(TASKS))
-    assert bench.main(["--data", str(tmp_path), "--skip-timing"]) == 0
+    assert bench.main(["--data", str(tmp_path), "--skip-timing", "--skip-semantic",
+                       "--folds", "3"]) == 0
     out = capsys.readouterr().out
     assert "Recall on 3 tasks over 5 tools of 3 servers" in out
-    rows = {tuple(cell.strip() for cell in line.strip("|").split("|")[:2]): line
-            for line in out.splitlines() if line.startswith("| ") and "---" not in line}
-    for method in ("substring", "plain BM25", "ToolIndex (defaults)",
+    assert "Folds: 3 (1, 1, 1 tasks)" in out
+    rows = _rows(out)
+    for method in ("substring union", "plain BM25", "ToolIndex (defaults)",
+                   "ToolIndex, steps off", "ToolIndex, synonyms off",
                    "ToolIndex, server evidence off", "ToolIndex, path words off",
-                   "ToolIndex, servers at the tools' k1"):
-        assert (method, "all (3)") in rows
-    ours = [float(x) for x in rows[("ToolIndex (defaults)", "all (3)")].strip("|").split("|")[2:5]]
-    # Task 3 can never be complete: one of its tools is not in the catalog.
-    assert ours[-1] == pytest.approx((1 + 1 + 2 / 3) / 3, abs=5e-4)
-    # The targets' rows: the defaults' Recall@10 and @20 over all tasks, said met or missed.
-    targets = {line.split("|")[1].strip(): line.split("|")[2:4] for line in out.splitlines()
-               if line.startswith("| Recall@")}
-    assert float(targets["Recall@20 >= 0.70"][0]) == pytest.approx(ours[-1], abs=5e-4)
-    assert targets["Recall@20 >= 0.70"][1].strip() == "met"
-    assert targets["Recall@10 >= 0.55"][1].strip() == (
-        "met" if ours[1] >= 0.55 else "missed")
-    half_a, half_b = bench.halves(TASKS)
-    assert sorted(t["task_id"] for t in half_a + half_b) == ["t1", "t2", "t3"]
-    assert len(half_a) == 2
+                   "ToolIndex, options chosen by cross-validation"):
+        assert method in rows, method
+    ours = rows["ToolIndex (defaults)"]
+    # Task 3 can never be complete: one of its tools is not in the catalog. Pooled,
+    # the folds hold 1/1, 2/2 and 2/3 needed tools; per task, the same shares.
+    assert float(ours[2].split()[0]) == pytest.approx((1 + 1 + 2 / 3) / 3, abs=5e-4)
+    assert float(ours[5]) == pytest.approx((1 + 1 + 2 / 3) / 3, abs=5e-4)
+    assert ours[2].split()[3:] == ["[0.67,", "1.00]"]
+    # The targets: the cross-validated recall, said met or missed.
+    chosen = float(rows["ToolIndex, options chosen by cross-validation"][2].split()[0])
+    assert rows["lexical: Recall@20 >= 0.65"] == [f"{chosen:.3f}",
+                                                  "met" if chosen >= 0.65 else "missed"]
+    assert "Chosen on all 3 tasks (the defaults): " in out
+    for part in bench.PARTS:
+        assert part in rows, part
+
+
+def test_cross_validation_measures_each_fold_with_what_the_others_chose(bench):
+    tasks = [{"task_id": f"t{i}", "tools": ["a"], "question": ""} for i in range(6)]
+    parts = bench.folds(tasks, 3)
+    assert sorted(t["task_id"] for part in parts for t in part) == [f"t{i}" for i in range(6)]
+    assert [len(p) for p in parts] == [2, 2, 2]
+    assert len(bench.folds(tasks[:2], 6)) == 2
+    # "good" finds every task's tool but those of fold 0, "fold0" only one of fold 0's:
+    # each fold held out picks what does best on the others.
+    in_zero = {t["task_id"] for t in parts[0]}
+    good = {t["task_id"]: [] if t["task_id"] in in_zero else ["a"] for t in tasks}
+    fold0 = {t["task_id"]: ["a"] if t["task_id"] == parts[0][0]["task_id"] else [] for t in tasks}
+    row = bench.chosen("x", [("fold0", fold0), ("good", good)], parts)
+    assert row.picks == ["good", "good", "good"]
+    assert row.column(0) == [0.0, 1.0, 1.0]
+    assert bench.pooled_recall(good, tasks, 5) == pytest.approx(4 / 6)
+    assert bench.task_recall(good, tasks, 5) == pytest.approx(4 / 6)
+    assert bench.gain_row(row, row).endswith("+0.000 (0 up, 0 down) |")
+
+
+def test_the_grid_holds_the_defaults_first(bench):
+    from toolfilter_fast.relevance import Ranking
+
+    grid = bench.grid_rankings()
+    assert grid[0] == Ranking()
+    assert len(grid) == len(set(grid))
+    held = bench.grid_rankings({"synonyms": 0.0, "path_words": False})
+    assert all(r.synonyms == 0.0 and not r.path_words for r in held)
+    assert bench.describe(Ranking(steps=False)) == "steps=False"
+    assert bench.describe(Ranking()) == "the defaults"
+
+
+def test_the_structural_variants_rank(bench):
+    tools = [{**tool, "server_id": server} for server, listed in CATALOG.items() for tool in listed]
+    first = bench.servers_first(tools, bench.Ranking(), 1)("directions from the address")
+    assert set(first[:2]) == {3, 4}
+    assert bench.by_steps_max(tools)("Read notes.txt and write a summary file")[:2] in (
+        [1, 2], [2, 1])
+    fused = bench.rrf([0.0, 2.0, 1.0], [0.9, 0.1, 0.5], 0.5)
+    assert fused[0] == 0.5 / 61 and fused[1] > fused[0]
 
 
 def test_no_dataset_is_said(bench, tmp_path, capsys):
     assert bench.main(["--data", str(tmp_path / "nowhere"), "--skip-timing"]) == 0
     assert "No dataset in LiveMCPBench's format (catalog.json, tasks.json)" in capsys.readouterr().out
+
+
+def test_the_semantic_rows_with_the_offline_scorer(bench, tmp_path, capsys):
+    pytest.importorskip("wordllama", reason="WordLlama is not installed (the semantic extra)")
+    (tmp_path / "catalog.json").write_text(json.dumps(CATALOG))
+    (tmp_path / "tasks_dev.json").write_text(json.dumps(TASKS))
+    assert bench.main(["--data", str(tmp_path), "--skip-timing", "--folds", "3"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert "WordLlama alone" in rows
+    assert "ToolIndex + WordLlama, weight and fusion chosen by cross-validation" in rows
+    assert rows["with the offline scorer (WordLlama): Recall@10 >= 0.60"][1] in ("met", "missed")
+    cost = bench.semantic_cost_rows(300, 2)
+    assert cost[0].startswith("| WordLlama on 300 synthetic tools")
+    assert len(cost) == 7 and all(" ms |" in row for row in cost[2:])
 
 
 def test_the_methods_agree_on_the_obvious(bench):

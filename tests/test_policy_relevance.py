@@ -140,7 +140,7 @@ def test_a_scorer_replaces_or_mixes(policy_cls):
     def shortest_name(query, tools):
         return [-float(len(tool.name)) for tool in tools]
 
-    replace = policy_cls(relevance={"top_k": 2, "scorer": shortest_name})
+    replace = policy_cls(relevance={"top_k": 2, "scorer": shortest_name, "scorer_weight": 1})
     assert names(replace.select(CATALOG, message="weather")) == ["read_file", "calculate"]
     lexical = policy_cls(relevance={"top_k": 1, "scorer": shortest_name, "scorer_weight": 0})
     assert names(lexical.select(CATALOG, message="weather")) == ["get_weather_by_city"]
@@ -161,14 +161,15 @@ def test_config_section(tmp_path, policy_cls):
     (tmp_path / "scorers.py").write_text("def flat(query, tools):\n    return [1.0] * len(tools)\n")
     path = tmp_path / "policy.toml"
     path.write_text('[relevance]\ntop_k = 3\nk1 = 1.2\nserver_k1 = 2.5\nserver_evidence = 0.5\n'
-                    'synonyms = 0.3\npath_words = false\n'
+                    'synonyms = 0.3\npath_words = false\nsteps = false\n'
                     'scorer = "scorers:flat"\nscorer_weight = 0.25\n'
                     '[relevance.weights]\nname = 3\nparams = 0.5\n')
     policy = policy_cls.from_file(path)
     relevance = policy.relevance
     assert relevance.top_k == 3 and relevance.scorer_weight == 0.25
     assert relevance.ranking == Ranking(name=3, params=0.5, k1=1.2, server_k1=2.5,
-                                         server_evidence=0.5, synonyms=0.3, path_words=False)
+                                         server_evidence=0.5, synonyms=0.3, path_words=False,
+                                         steps=False)
     assert relevance.scorer.__name__ == "flat"
     assert len(policy.select(CATALOG, message="weather")) == 3
 
@@ -184,6 +185,7 @@ def test_config_section(tmp_path, policy_cls):
     ({"server_k1": 0}, "relevance: server_k1 must be a finite number > 0"),
     ({"server_k1": "3"}, "relevance.server_k1: expected a number"),
     ({"path_words": 1}, "relevance.path_words: expected true or false"),
+    ({"steps": "yes"}, "relevance.steps: expected true or false"),
     ({"b": 2}, "relevance: b must be a finite number >= 0 and <= 1"),
     ({"scorer_weight": "x"}, "relevance.scorer_weight: expected a number"),
     ({"scorer": "nowhere_at_all:fn"}, "relevance.scorer: cannot import module 'nowhere_at_all'"),

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from toolfilter_fast import Tool, _core
 from toolfilter_fast.reference import relevance as reference_relevance
-from toolfilter_fast.relevance import Ranking, ToolIndex, mix_scores, tool_text
+from toolfilter_fast.relevance import SCORER_WEIGHT, Ranking, ToolIndex, mix_scores, tool_text
 from toolfilter_fast.relevance.options import check_scorer
 
 CATALOG = [
@@ -68,46 +68,50 @@ def test_both_keep_the_same_stop_words():
 
 def test_both_keep_the_same_synonyms():
     assert _core.search_synonyms() == list(reference_relevance.SYNONYMS)
-    for line in reference_relevance.SYNONYMS:
+    assert _core.search_formats() == list(reference_relevance.FORMATS)
+    for line in reference_relevance.SYNONYMS + reference_relevance.FORMATS:
         for word_ in line.split():
             assert len(reference_relevance.tokens(word_)) == 1, word_
 
 
 def test_synonyms_reach_tools_at_a_lower_weight(index_cls):
     on, off = index_cls(CATALOG), index_cls(CATALOG, Ranking(synonyms=0.0))
-    # "store" and "tomorrow" are in no tool; "write" and "time" are.
-    assert names(off.search("store my notes", 3)) == []
-    assert names(on.search("store my notes", 1)) == ["write_file"]
+    # "record" is in no tool; its synonym "write" is.
+    assert names(off.search("record my notes", 3)) == []
+    assert names(on.search("record my notes", 1)) == ["write_file"]
     assert "write_file" in names(on.search("save it", 3))
     # A tool's own word counts more than a synonym of it.
     pair = index_cls([Tool("a", "write_note", "Write a note"),
-                      Tool("b", "store_note", "Store a note")], Ranking(server_evidence=0))
-    assert names(pair.search("write", 2)) == ["write_note", "store_note"]
-    assert names(pair.search("store", 2)) == ["store_note", "write_note"]
-    assert 0 < pair.scores("store")[0] < pair.scores("store")[1]
+                      Tool("b", "record_note", "Record a note")], Ranking(server_evidence=0))
+    assert names(pair.search("write", 2)) == ["write_note", "record_note"]
+    assert names(pair.search("record", 2)) == ["record_note", "write_note"]
+    assert 0 < pair.scores("record")[0] < pair.scores("record")[1]
     assert names(on.search("fetch the forecast", 1)) == ["get_weather_by_city"]
     assert Ranking().synonyms == 0.7
     with pytest.raises(ValueError, match="synonyms"):
         Ranking(synonyms=1.5)
     assert Ranking.from_mapping({"synonyms": 0.3}) == Ranking(synonyms=0.3)
-    assert "store" in reference_relevance.synonyms_of("save")
+    assert "record" in reference_relevance.synonyms_of("save")
+    # Words WordNet does not relate are no synonyms (they were, in the lexicon before).
+    assert "store" not in reference_relevance.synonyms_of("save")
 
 
-def test_the_broader_lexicon_reaches_office_formats_and_finance(index_cls):
+def test_the_lexicon_reaches_file_formats_and_finance(index_cls):
     tools = [Tool("office", "excel_read_sheet", "Read the cells of a workbook"),
              Tool("office", "add_slide", "Add a slide to a presentation"),
-             Tool("markets", "get_ticker_info", "Quote and profile of a ticker symbol"),
+             Tool("markets", "get_ticker_info", "Quote and profile of a ticker share"),
              Tool("files", "write_file", "Write text to a path")]
     index, off = index_cls(tools), index_cls(tools, Ranking(synonyms=0.0))
-    # "spreadsheet", "powerpoint", "stock" and "equity" are in no tool; their synonyms are.
-    assert off.search("open the spreadsheet", 4) == []
-    assert names(index.search("open the spreadsheet", 1)) == ["excel_read_sheet"]
-    assert names(index.search("a powerpoint deck", 1)) == ["add_slide"]
-    assert names(index.search("stock or equity", 1)) == ["get_ticker_info"]
-    # A word of two groups has the synonyms of both: document ~ file, document ~ pdf,
-    # but pdf is no synonym of file.
-    assert {"file", "pdf"} <= reference_relevance.synonyms_of("document")
-    assert "file" not in reference_relevance.synonyms_of("pdf")
+    # "xlsx", "pptx" and "stock" are in no tool; the words they stand for are.
+    assert off.search("open budget.xlsx", 4) == []
+    assert names(index.search("open budget.xlsx", 1)) == ["excel_read_sheet"]
+    assert names(index.search("a pptx deck", 1)) == ["add_slide"]
+    assert names(index.search("stock quote", 1)) == ["get_ticker_info"]
+    # A word of two groups has the synonyms of both: picture ~ image, picture ~ photo,
+    # but photo is no synonym of image; an extension stands for its media type's word.
+    assert {"imag", "photo"} <= reference_relevance.synonyms_of("pictur")
+    assert "imag" not in reference_relevance.synonyms_of("photo")
+    assert reference_relevance.synonyms_of("png") == {"imag"}
 
 
 def test_a_word_of_the_name_outweighs_repeats_in_the_description(index_cls):
@@ -282,27 +286,27 @@ def test_bad_arguments(index_cls):
 
 def test_the_core_refuses_bad_input_without_crashing():
     with pytest.raises(TypeError, match="texts must be a list or tuple"):
-        _core.SearchIndex({"a"}, (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex({"a"}, (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     with pytest.raises(TypeError, match=r"texts\[0\] must be a tuple"):
-        _core.SearchIndex(["name"], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex(["name"], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     with pytest.raises(ValueError, match=r"texts\[0\] must hold 5 fields"):
-        _core.SearchIndex([("a", None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex([("a", None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     with pytest.raises(TypeError, match=r"texts\[0\]\[2\] \(description\) must be str"):
-        _core.SearchIndex([("a", None, 3, None, None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex([("a", None, 3, None, None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     # A field without a weight is not indexed, but still checked.
     with pytest.raises(TypeError, match=r"texts\[1\]\[4\] \(params\) must be str, not bytes"):
         _core.SearchIndex([("a",) + (None,) * 4, ("a", None, None, None, b"x")],
-                          (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+                          (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     # text_of's answer is checked like a tuple given directly; its error passes through.
     with pytest.raises(TypeError, match=r"texts\[0\] must be a tuple"):
-        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, lambda tool: "name")
+        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, True, lambda tool: "name")
     with pytest.raises(ZeroDivisionError):
-        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, lambda tool: 1 / 0)
+        _core.SearchIndex([object()], (1, 1, 1, 1, 0), 1.0, 3.0, 0.5, 1.0, 0.6, True, True, lambda tool: 1 / 0)
     with pytest.raises(ValueError, match="k1 must be a finite number"):
-        _core.SearchIndex([], (1, 1, 1, 1, 1), float("inf"), 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex([], (1, 1, 1, 1, 1), float("inf"), 3.0, 0.5, 1.0, 0.6, True, True)
     with pytest.raises(ValueError, match="server_k1 must be a finite number in range, not 0"):
-        _core.SearchIndex([], (1, 1, 1, 1, 1), 1.0, 0.0, 0.5, 1.0, 0.6, True)
-    index = _core.SearchIndex([("a b", None, None, None, None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True)
+        _core.SearchIndex([], (1, 1, 1, 1, 1), 1.0, 0.0, 0.5, 1.0, 0.6, True, True)
+    index = _core.SearchIndex([("a b", None, None, None, None)], (1, 1, 1, 1, 1), 1.0, 3.0, 0.5, 1.0, 0.6, True, True)
     with pytest.raises(ValueError, match=r"among\[1\] = 5 is not a tool index"):
         index.scores("a", [0, 5])
     with pytest.raises(ValueError, match=r"among\[0\] = -1"):
@@ -336,13 +340,18 @@ def test_scorer_replaces_or_mixes(index_cls):
         return [float(len(tool.name)) for tool in tools]
 
     longest = max(CATALOG, key=lambda t: len(t.name)).name
-    assert names(index.search("weather", 1, scorer=by_length, matched_only=False)) == [longest]
+    assert names(index.search("weather", 1, scorer=by_length, matched_only=False,
+                              scorer_weight=1.0)) == [longest]
     assert names(index.search("weather", 1, scorer=by_length, scorer_weight=0.0)) == [
         "get_weather_by_city"]
     # Matched only: the scorer reorders the tools the query finds (and their
     # servers' tools), and no others.
-    found = names(index.search("convert address", 5, scorer=by_length))
+    found = names(index.search("convert address", 5, scorer=by_length, scorer_weight=1.0))
     assert found == ["find_nearby_places", "geocode_address", "reverse_geocode"]
+    # By default the scorer is mixed in at SCORER_WEIGHT, chosen by cross-validation.
+    assert index.scores("address", scorer=by_length) == index.scores(
+        "address", scorer=by_length, scorer_weight=SCORER_WEIGHT)
+    assert SCORER_WEIGHT == 0.2
     mixed = index.scores("address", scorer=by_length, scorer_weight=0.5)
     assert all(0.0 <= score <= 1.0 for score in mixed)
 
@@ -364,10 +373,11 @@ WORDS = ["get", "file", "files", "read", "write", "writing", "Weather", "city", 
          "convert", "getWeather", "HTTPServer", "数据", "获取", "天气", "삼성", "über", "ÉTÉ",
          "Σίσυφος", "the", "and", "a", "x1", "v2", "save", "store", "saving", "fetch",
          "download", "today", "date", "image", "photos", "delete", "remove", "list", "path",
-         "/root/a.md", "~/x", "C:\\d", "../up"]
+         "/root/a.md", "~/x", "C:\\d", "../up", "then", "Then", "AND", "andthen", "pptx",
+         "png", "record", "picture", "end.", "why?", "so!", "x;"]
 HOSTILE = ["\x00", "\ud800", "\udfff", "\U0001F600", "\u212a", "İ", "ß", "-", "_", ".", "/",
            " ", "\n", "，", "字", "ǅ", "\u0301", "Ⅻ", "٣", "~", ":", "\\", "`", "(", "\t", "\x0b",
-           "\u3000", "\x85"]
+           "\u3000", "\x85", "。", "？", "！", "；", "?", "!", ";"]
 
 word = st.sampled_from(WORDS)
 hostile = st.text(st.sampled_from([*HOSTILE, "a", "B", "c"]), max_size=6)
@@ -386,6 +396,7 @@ ranking_st = st.builds(
     server_k1=st.sampled_from([1.2, 3.0, 0.5]),
     b=st.sampled_from([0.0, 0.75, 1.0]), server_evidence=st.sampled_from([0.0, 0.5, 1.0]),
     synonyms=st.sampled_from([0.0, 0.3, 0.6, 1.0]), path_words=st.booleans(),
+    steps=st.booleans(),
 )
 
 
@@ -399,11 +410,18 @@ def test_the_core_finds_paths_where_the_reference_does(query):
     assert _core.search_mentions_path(query) == reference_relevance.mentions_path(query)
 
 
+@settings(max_examples=500)
+@given(st.one_of(text, glued, path_text))
+def test_the_core_cuts_steps_where_the_reference_does(query):
+    assert _core.search_steps(query) == reference_relevance.steps(query)
+
+
 @settings(max_examples=300)
 @given(tools_st, st.one_of(text, glued), ranking_st, st.integers(0, 12))
 def test_core_scores_equal_the_reference(texts, query, ranking, limit):
     fast = _core.SearchIndex(texts, ranking.weights, ranking.k1, ranking.server_k1, ranking.b,
-                             ranking.server_evidence, ranking.synonyms, ranking.path_words)
+                             ranking.server_evidence, ranking.synonyms, ranking.path_words,
+                             ranking.steps)
     ref = reference_relevance.SearchIndex(texts, ranking)
     assert fast.scores(query) == ref.scores(query)
     among = list(range(len(texts)))[::2]
@@ -453,7 +471,7 @@ def test_the_core_reads_dicts_as_tool_text_does(tools, query):
     (with the parameters weighed, and without: then the schema is not read)."""
     for ranking in (Ranking(params=1.0), Ranking(title=0.0)):
         args = (ranking.weights, ranking.k1, ranking.server_k1, ranking.b, ranking.server_evidence,
-                ranking.synonyms, ranking.path_words)
+                ranking.synonyms, ranking.path_words, ranking.steps)
         direct = _core.SearchIndex(tools, *args, tool_text)
         via_python = _core.SearchIndex([tool_text(tool) for tool in tools], *args)
         assert direct.scores(query) == via_python.scores(query)
@@ -480,7 +498,8 @@ def test_a_catalog_read_in_parts_scores_as_the_reference():
     ]
     ranking = Ranking()
     fast = _core.SearchIndex(texts, ranking.weights, ranking.k1, ranking.server_k1, ranking.b,
-                             ranking.server_evidence, ranking.synonyms, ranking.path_words)
+                             ranking.server_evidence, ranking.synonyms, ranking.path_words,
+                             ranking.steps)
     ref = reference_relevance.SearchIndex(texts, ranking)
     for query in ["get the weather for my city", "save photos", "数据 获取", "late19999 file",
                   "server799 maps", ""]:
@@ -561,3 +580,26 @@ def test_a_tool_that_raises_late_in_a_large_catalog_fails_the_build_cleanly():
     first = tools[:15_000]
     assert ToolIndex(first).scores("late2 file") == reference_relevance.ToolIndex(
         first).scores("late2 file")
+
+
+def test_each_step_of_a_task_gets_its_tools(index_cls):
+    tools = [Tool("news", "get_news", "Latest news headlines"),
+             Tool("news", "news_search", "Search news headlines"),
+             Tool("files", "put_text", "Write text to a file"),
+             Tool("files", "read_file", "Read a file"),
+             Tool("files", "list_dir", "List a folder")]
+    on = index_cls(tools, Ranking(server_evidence=0.0))
+    off = index_cls(tools, Ranking(server_evidence=0.0, steps=False))
+    task = "Find the latest news headlines. Then write them to a file"
+    # As one query, the news step's words keep put_text below both news tools.
+    assert names(off.search(task, 2)) == ["get_news", "news_search"]
+    assert names(on.search(task, 2)) == ["get_news", "put_text"]
+    # A step's scores are added to the whole query's: each on its own scale.
+    whole = off.scores(task)
+    first, second = off.scores("Find the latest news headlines"), off.scores(" write them to a file")
+    assert on.scores(task) == [0.0 + a + b + c for a, b, c in zip(whole, first, second, strict=True)]
+    # One step with terms (the rest stop words) is the query itself.
+    assert on.scores("latest news and the") == off.scores("latest news and the")
+    assert Ranking.from_mapping({"steps": False}) == Ranking(steps=False)
+    with pytest.raises(TypeError, match="steps must be a bool"):
+        Ranking(steps=1)

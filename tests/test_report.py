@@ -76,7 +76,7 @@ def test_by_size_reads_the_static_batch_rows():
 def test_a_failed_part_is_reported_and_the_finished_tables_are_written(tmp_path):
     """Where pytest cannot be imported (the benchmarks' scripts need it), the tool-group
     and focus-lens parts fail with that cause, and RESULTS.md still gets the filter
-    table."""
+    table. (``--only`` leaves out the other script parts, which time at full size.)"""
     fake = tmp_path / "no_pytest"
     (fake / "pytest").mkdir(parents=True)
     (fake / "pytest" / "__init__.py").write_text(
@@ -85,7 +85,7 @@ def test_a_failed_part_is_reported_and_the_finished_tables_are_written(tmp_path)
     out = tmp_path / "RESULTS.md"
     result = subprocess.run(
         [sys.executable, str(BENCHES / "report.py"), "--sizes", "300", "--counts", "5,10",
-         "--write", "--output", str(out), "--figures", str(tmp_path / "images")],
+         "--only", "groups,focus", "--write", "--output", str(out), "--figures", str(tmp_path / "images")],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
     )
     assert result.returncode == 1, result.stderr
@@ -104,3 +104,13 @@ def test_a_failed_part_is_reported_and_the_finished_tables_are_written(tmp_path)
         assert (tmp_path / "images" / pngs[0]).read_bytes().startswith(b"\x89PNG")
     else:
         assert "**Figures**: matplotlib is not installed: pip install '.[bench]'" in done
+
+
+def test_only_names_the_script_parts_and_refuses_others():
+    result = subprocess.run(
+        [sys.executable, str(BENCHES / "report.py"), "--only", "groups,gatway"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2
+    assert "--only: unknown part 'gatway'" in result.stderr
+    assert "groups, focus, policy, relevance, dask, gateway" in result.stderr

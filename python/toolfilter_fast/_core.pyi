@@ -162,6 +162,7 @@ class SearchIndex:
         self, texts: Sequence[Any], weights: tuple[float, float, float, float, float],
         k1: float, server_k1: float, b: float, server_evidence: float, synonyms: float,
         path_words: bool,
+        steps: bool,
         text_of: Callable[[Any], tuple[str | None, ...]] | None = None,
     ) -> None: ...
     def __len__(self) -> int: ...
@@ -177,6 +178,9 @@ class SearchIndex:
 def search_terms(text: str, camel: bool = False) -> list[str]:
     """The index terms of ``text`` (``camel``: also cut at camelCase, as names are)."""
 
+def search_steps(text: str) -> list[str]:
+    """A task's steps: cut at sentence ends and at the words "and" and "then"."""
+
 def search_mentions_path(text: str) -> bool:
     """Whether ``text`` holds a file path (``/``, ``~/``, ``./``, ``../``, ``X:\\``)."""
 
@@ -185,6 +189,9 @@ def search_stopwords() -> list[str]:
 
 def search_synonyms() -> list[str]:
     """The lexicon's groups of synonyms, one string of words each."""
+
+def search_formats() -> list[str]:
+    """The lexicon's file formats: an extension and its media type's words, one string each."""
 
 class NamePatterns:
     """Name patterns (``*`` any run of characters, ``?`` one character, all

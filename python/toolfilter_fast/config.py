@@ -126,7 +126,7 @@ __all__ = [
 TOP_LEVEL_KEYS = ("filter", "include", "exclude", "relevance", "tool_filter_groups", "focus_lens",
                   "budget", "prompts", "resources", "rename")
 RELEVANCE_KEYS = ("top_k", "weights", "k1", "server_k1", "b", "server_evidence", "synonyms",
-                  "path_words", "scorer", "scorer_weight")
+                  "path_words", "steps", "scorer", "scorer_weight")
 BUDGET_KEYS = ("max_tools",)
 FILTER_KEYS = ("include", "exclude")
 FOCUS_LENS_KEYS = ("mode", "max_tools", "session_id", "focused_id", "hover_id")
@@ -489,7 +489,7 @@ def _relevance_section(where: _Where, value: Any) -> Relevance:
         if key in ("k1", "server_k1", "b", "server_evidence", "synonyms", "scorer_weight") and (
                 isinstance(item, bool) or not isinstance(item, (int, float))):
             raise where.error(at, "expected a number", entry=item)
-        if key == "path_words" and not isinstance(item, bool):
+        if key in ("path_words", "steps") and not isinstance(item, bool):
             raise where.error(at, "expected true or false", entry=item)
     options = dict(value)
     if "scorer" in options:

@@ -233,7 +233,7 @@ impl PySearchIndex {
     #[new]
     // The Ranking's numbers one by one, as Python passes them.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (texts, weights, k1, server_k1, b, server_evidence, synonyms, path_words, text_of=None))]
+    #[pyo3(signature = (texts, weights, k1, server_k1, b, server_evidence, synonyms, path_words, steps, text_of=None))]
     fn new<'py>(
         py: Python<'py>,
         texts: &Bound<'py, PyAny>,
@@ -244,6 +244,7 @@ impl PySearchIndex {
         server_evidence: f64,
         synonyms: f64,
         path_words: bool,
+        steps: bool,
         text_of: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Self> {
         let (w0, w1, w2, w3, w4) = weights;
@@ -259,6 +260,7 @@ impl PySearchIndex {
             server_evidence: check_number(server_evidence, "server_evidence", 0.0, f64::MAX, false)?,
             synonyms: check_number(synonyms, "synonyms", 0.0, 1.0, false)?,
             path_words,
+            steps,
         };
         // The core reads no field without a weight, but the server id, which
         // groups the tools into servers.
@@ -337,6 +339,12 @@ fn search_mentions_path(text: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(relevance::mentions_path(&str_bytes(text, "text")?))
 }
 
+/// A task's steps (see the core's `steps`), as `str`.
+#[pyfunction]
+fn search_steps<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
+    relevance::steps(&str_bytes(text, "text")?).iter().map(|step| bytes_str(py, step)).collect()
+}
+
 /// The stop words the tokenizer drops.
 #[pyfunction]
 fn search_stopwords() -> Vec<&'static str> {
@@ -349,11 +357,19 @@ fn search_synonyms() -> Vec<&'static str> {
     relevance::SYNONYMS.to_vec()
 }
 
+/// The lexicon's file formats: an extension and its media type's words each.
+#[pyfunction]
+fn search_formats() -> Vec<&'static str> {
+    relevance::FORMATS.to_vec()
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySearchIndex>()?;
     m.add_function(wrap_pyfunction!(search_terms, m)?)?;
     m.add_function(wrap_pyfunction!(search_stopwords, m)?)?;
     m.add_function(wrap_pyfunction!(search_mentions_path, m)?)?;
+    m.add_function(wrap_pyfunction!(search_steps, m)?)?;
     m.add_function(wrap_pyfunction!(search_synonyms, m)?)?;
+    m.add_function(wrap_pyfunction!(search_formats, m)?)?;
     Ok(())
 }

@@ -37,9 +37,9 @@ mod synonyms;
 mod tokens;
 
 use collect::{Documents, Tally, Vocabulary};
-pub use synonyms::SYNONYMS;
+pub use synonyms::{FORMATS, SYNONYMS};
 use synonyms::Lexicon;
-pub use tokens::{mentions_path, terms, PATH_WORDS, STEM_MAX, STOPWORDS};
+pub use tokens::{mentions_path, steps, terms, PATH_WORDS, STEM_MAX, STOPWORDS};
 use tokens::Terms;
 
 /// The fields of a tool, in the order they are scored.
@@ -69,11 +69,15 @@ pub struct Ranking {
     /// Whether a query that mentions a file path ([`mentions_path`]) also
     /// asks for the words of [`PATH_WORDS`].
     pub path_words: bool,
+    /// Whether a query of several steps ([`steps`]) is also ranked step by
+    /// step: a tool's score is then its score for the whole query plus its
+    /// score for each step that has a term.
+    pub steps: bool,
 }
 
 impl Default for Ranking {
     fn default() -> Self {
-        Ranking { weights: [2.0, 1.0, 0.5, 1.0, 0.0], k1: 1.2, server_k1: 3.0, b: 0.9, server_evidence: 1.0, synonyms: 0.7, path_words: true }
+        Ranking { weights: [2.0, 1.0, 0.5, 1.0, 0.0], k1: 1.2, server_k1: 3.0, b: 0.9, server_evidence: 1.0, synonyms: 0.7, path_words: true, steps: true }
     }
 }
 
@@ -299,16 +303,55 @@ impl SearchIndex {
     /// The score of each tool of `among` (indices into the index, each below
     /// [`len`](Self::len)), in that order; all tools when None.
     pub fn scores(&self, query: &[u8], among: Option<&[usize]>) -> Vec<f64> {
-        let scored = self.score(query, among);
+        let scores = self.score(query, among);
         match among {
-            Some(places) => places.iter().map(|&i| scored.value(i)).collect(),
-            None => (0..self.len()).map(|i| scored.value(i)).collect(),
+            Some(places) => places.iter().map(|&i| scores.value(i)).collect(),
+            None => (0..self.len()).map(|i| scores.value(i)).collect(),
         }
     }
 
-    /// What every score of a query is made of, the bests taken over `among`
-    /// (all tools when None).
-    fn score(&self, query: &[u8], among: Option<&[usize]>) -> Scored<'_> {
+    /// What the query is scored as: the whole query, then, with `steps` on
+    /// and at least two steps that have a term, each of those steps.
+    fn parts<'q>(&self, query: &'q [u8]) -> Vec<&'q [u8]> {
+        let mut parts = vec![query];
+        if self.ranking.steps {
+            let mut each: Vec<&[u8]> = steps(query).into_iter().filter(|step| self.has_terms(step)).collect();
+            if each.len() >= 2 {
+                parts.append(&mut each);
+            }
+        }
+        parts
+    }
+
+    /// Every tool's score for the query, the bests taken over `among` (all
+    /// tools when None): its parts when it has one, the sum of its parts'
+    /// scores otherwise.
+    fn score(&self, query: &[u8], among: Option<&[usize]>) -> Scores<'_> {
+        let parts = self.parts(query);
+        if parts.len() == 1 {
+            return Scores::One(self.score_part(query, among));
+        }
+        let mut sum = vec![0.0f64; self.len()];
+        // Each tool once, however often `among` names it.
+        let distinct = among.map(|places| {
+            let mut distinct = places.to_vec();
+            distinct.sort_unstable();
+            distinct.dedup();
+            distinct
+        });
+        for part in parts {
+            let scored = self.score_part(part, among);
+            match &distinct {
+                Some(places) => places.iter().for_each(|&i| sum[i] += scored.value(i)),
+                None => sum.iter_mut().enumerate().for_each(|(i, total)| *total += scored.value(i)),
+            }
+        }
+        Scores::Summed(sum)
+    }
+
+    /// What every score of one query (or step) is made of, the bests taken
+    /// over `among` (all tools when None).
+    fn score_part(&self, query: &[u8], among: Option<&[usize]>) -> Scored<'_> {
         let groups = self.query_groups(query);
         let weight = self.ranking.synonyms;
         let mut own = vec![0.0f64; self.len()];
@@ -356,49 +399,83 @@ impl SearchIndex {
     /// `matched_only`, a tool scoring 0 (no query term in it nor in its
     /// server's tools) is left out, unless the query has no term at all.
     pub fn rank(&self, query: &[u8], limit: usize, among: Option<&[usize]>, matched_only: bool) -> Vec<usize> {
-        let scored = self.score(query, among);
         let keep_zero = !(matched_only && self.has_terms(query));
         let count = among.map_or(self.len(), <[usize]>::len);
-        // The best `limit` seen so far, the worst on top: one pass over the
-        // tools, and a tool that does not beat the worst kept is not kept.
-        let mut kept: std::collections::BinaryHeap<Kept> = std::collections::BinaryHeap::with_capacity(limit.min(count) + 1);
-        // Most tools score well below the worst kept once there are `limit`,
-        // and a multiplication tells so without the division: the estimate
-        // is within a few units in the last place of the score (a billionth
-        // is ample room), so a tool it puts clearly below the worst kept is
-        // below it; any other is scored exactly. NaN and infinities are
-        // never below, and so always scored exactly.
-        let reciprocal = 1.0 / scored.best;
-        let mut bar = f64::NEG_INFINITY;
-        for place in 0..count {
-            let i = among.map_or(place, |places| places[place]);
-            if scored.estimate(i, reciprocal) * (1.0 + 1e-9) < bar {
-                continue;
+        match self.score(query, among) {
+            Scores::One(scored) => {
+                let reciprocal = 1.0 / scored.best;
+                best_of(count, limit, keep_zero, among, |i| scored.value(i), |i| scored.estimate(i, reciprocal))
             }
-            let value = scored.value(i);
-            if !keep_zero && (value.is_nan() || value <= 0.0) {
-                continue;
-            }
-            let entry = Kept { value, place };
-            if kept.len() < limit {
-                kept.push(entry);
-            } else if kept.peek().is_some_and(|worst| entry < *worst) {
-                kept.pop();
-                kept.push(entry);
-            } else {
-                continue;
-            }
-            if kept.len() == limit {
-                bar = kept.peek().map_or(f64::NEG_INFINITY, |worst| worst.value);
-                // Far above the subnormals, where an estimate's error is
-                // relative; at or below, every tool is scored exactly.
-                if !(bar.is_finite() && bar > 1e-290) {
-                    bar = f64::NEG_INFINITY;
-                }
+            Scores::Summed(sum) => best_of(count, limit, keep_zero, among, |i| sum[i], |i| sum[i]),
+        }
+    }
+}
+
+/// The places of the best `limit` of `count` tools (places into `among`,
+/// or tool indices), best first, equal scores in input order; `value(i)` is
+/// tool `i`'s score and `estimate(i)` within a billionth of it. Without
+/// `keep_zero`, tools scoring 0 (or NaN) are left out.
+fn best_of(
+    count: usize,
+    limit: usize,
+    keep_zero: bool,
+    among: Option<&[usize]>,
+    value: impl Fn(usize) -> f64,
+    estimate: impl Fn(usize) -> f64,
+) -> Vec<usize> {
+    // The best `limit` seen so far, the worst on top: one pass over the
+    // tools, and a tool that does not beat the worst kept is not kept.
+    let mut kept: std::collections::BinaryHeap<Kept> = std::collections::BinaryHeap::with_capacity(limit.min(count) + 1);
+    // Most tools score well below the worst kept once there are `limit`,
+    // and a multiplication tells so without the division: the estimate
+    // is within a few units in the last place of the score (a billionth
+    // is ample room), so a tool it puts clearly below the worst kept is
+    // below it; any other is scored exactly. NaN and infinities are
+    // never below, and so always scored exactly.
+    let mut bar = f64::NEG_INFINITY;
+    for place in 0..count {
+        let i = among.map_or(place, |places| places[place]);
+        if estimate(i) * (1.0 + 1e-9) < bar {
+            continue;
+        }
+        let score = value(i);
+        if !keep_zero && (score.is_nan() || score <= 0.0) {
+            continue;
+        }
+        let entry = Kept { value: score, place };
+        if kept.len() < limit {
+            kept.push(entry);
+        } else if kept.peek().is_some_and(|worst| entry < *worst) {
+            kept.pop();
+            kept.push(entry);
+        } else {
+            continue;
+        }
+        if kept.len() == limit {
+            bar = kept.peek().map_or(f64::NEG_INFINITY, |worst| worst.value);
+            // Far above the subnormals, where an estimate's error is
+            // relative; at or below, every tool is scored exactly.
+            if !(bar.is_finite() && bar > 1e-290) {
+                bar = f64::NEG_INFINITY;
             }
         }
-        // Ascending is best first.
-        kept.into_sorted_vec().into_iter().map(|entry| entry.place).collect()
+    }
+    // Ascending is best first.
+    kept.into_sorted_vec().into_iter().map(|entry| entry.place).collect()
+}
+
+/// A query's scores: of one part, or summed over its parts (by tool index).
+enum Scores<'a> {
+    One(Scored<'a>),
+    Summed(Vec<f64>),
+}
+
+impl Scores<'_> {
+    fn value(&self, i: usize) -> f64 {
+        match self {
+            Scores::One(scored) => scored.value(i),
+            Scores::Summed(sum) => sum[i],
+        }
     }
 }
 
@@ -575,12 +652,47 @@ mod tests {
     }
 
     #[test]
+    fn each_step_of_a_task_gets_its_tools() {
+        let tools = vec![
+            tool("news", "get_news", "Latest news headlines"),
+            tool("news", "news_search", "Search news headlines"),
+            tool("files", "put_text", "Write text to a file"),
+            tool("files", "read_file", "Read a file"),
+            tool("files", "list_dir", "List a folder"),
+        ];
+        let on = SearchIndex::build(&tools, Ranking { server_evidence: 0.0, ..Ranking::default() });
+        let off = SearchIndex::build(&tools, Ranking { server_evidence: 0.0, steps: false, ..Ranking::default() });
+        let query = b"Find the latest news headlines. Then write them to a file";
+        // Whole, the news step's words keep put_text below the news tools; by steps it rises.
+        assert_eq!(off.rank(query, 2, None, true), vec![0, 1]);
+        assert_eq!(on.rank(query, 2, None, true), vec![0, 2]);
+        // One step alone (or steps without terms) is the whole query.
+        assert_eq!(on.scores(b"latest news and the", None), off.scores(b"latest news and the", None));
+        // Each tool once, however often `among` names it.
+        let among = [2, 0, 2];
+        let scores = on.scores(query, Some(&among));
+        assert_eq!(scores[0], scores[2]);
+        assert_eq!(on.rank(query, 3, Some(&among), true), rank_by_sorting(&on, query, 3, Some(&among), true));
+    }
+
+    #[test]
+    fn steps_are_cut_at_sentence_ends_and_joining_words() {
+        let cut = |text: &str| steps(text.as_bytes()).iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect::<Vec<_>>();
+        assert_eq!(cut("find it. Then save it"), ["find it", " ", " save it"]);
+        assert_eq!(cut("salt AND pepper;x"), ["salt ", " pepper;x"]);
+        assert_eq!(cut("/root/a.md brand thenar"), ["/root/a.md brand thenar"]);
+        assert_eq!(cut("获取。热榜"), ["获取", "热榜"]);
+        assert_eq!(cut("café and tea"), ["café ", " tea"]);
+        assert_eq!(cut(""), [""]);
+    }
+
+    #[test]
     fn synonyms_reach_tools_at_a_lower_weight() {
         let off = SearchIndex::build(&catalog(), Ranking { synonyms: 0.0, ..Ranking::default() });
         let on = SearchIndex::build(&catalog(), Ranking::default());
-        // "store" is no tool's word; its synonym "write" is write_file's.
-        assert_eq!(off.rank(b"store notes", 6, None, true), Vec::<usize>::new());
-        assert_eq!(on.rank(b"store notes", 1, None, true), vec![1]);
+        // "record" is no tool's word; its synonym "write" is write_file's.
+        assert_eq!(off.rank(b"record notes", 6, None, true), Vec::<usize>::new());
+        assert_eq!(on.rank(b"record notes", 1, None, true), vec![1]);
         // The word itself counts more than its synonym.
         let both = on.scores(b"write", None);
         let synonym = on.scores(b"save", None);
@@ -609,10 +721,10 @@ mod tests {
             tool("files", "write_file", "Write text to a path"),
         ];
         let index = SearchIndex::build(&tools, Ranking::default());
-        assert_eq!(index.rank(b"open the spreadsheet", 1, None, true), vec![0]);
-        assert_eq!(index.rank(b"a powerpoint deck", 1, None, true), vec![1]);
-        let off = SearchIndex::build(&tools, Ranking { synonyms: 0.0, ..Ranking::default() });
-        assert!(off.rank(b"spreadsheet powerpoint", 3, None, true).is_empty());
+        assert_eq!(index.rank(b"open budget.xlsx", 1, None, false), vec![0]);
+        assert_eq!(index.rank(b"a pptx deck", 1, None, true), vec![1]);
+        let off = SearchIndex::build(&tools, Ranking { synonyms: 0.0, path_words: false, ..Ranking::default() });
+        assert!(off.rank(b"xlsx pptx", 3, None, true).is_empty());
     }
 
     #[test]
@@ -666,7 +778,7 @@ mod tests {
         #[test]
         fn rank_keeps_what_sorting_every_score_keeps(
             tools in proptest::collection::vec((0usize..4, proptest::collection::vec(0usize..6, 0..5), proptest::collection::vec(0usize..6, 0..8)), 0..40),
-            query in proptest::collection::vec(0usize..7, 0..5),
+            query in proptest::collection::vec(0usize..8, 0..7),
             scale in proptest::sample::select(vec![1.0, 1e-300, 5e-324, 1e-160, 1e300, f64::MAX]),
             evidence in proptest::sample::select(vec![0.0, 1.0, 1e-310, 1e300]),
             synonyms in proptest::sample::select(vec![0.0, 0.7]),
@@ -674,7 +786,7 @@ mod tests {
             among in proptest::option::of(proptest::collection::vec(0usize..40, 0..50)),
             matched_only: bool,
         ) {
-            const WORDS: [&str; 7] = ["file", "write", "save", "weather", "city", "note", "zzz"];
+            const WORDS: [&str; 8] = ["file", "write", "save", "weather", "city", "note", "zzz", "and"];
             let text = |words: &[usize]| words.iter().map(|&w| WORDS[w]).collect::<Vec<_>>().join(" ");
             let owned: Vec<(String, String, String)> =
                 tools.iter().map(|(server, name, description)| (format!("s{server}"), text(name), text(description))).collect();

@@ -1,16 +1,24 @@
 //! A small lexicon of English words that name the same action or thing,
 //! for the query: a user asks to "save" a page and the tool says "write";
-//! asks for "tomorrow" and the tool tells the "date".
+//! asks for a "photo" and the tool makes a "picture".
 //!
-//! Each line of [`SYNONYMS`] is one group of words, written from general
-//! knowledge of what tools do (files, the web, dates, media, maps, mail,
-//! travel, finance, documents and office formats, code and packages, browser
-//! automation, food, health...), not from any benchmark's questions, and
-//! without names of services or companies (a tool's own name says those;
-//! `excel` and `powerpoint` stay, as everyday words for their files). A word
-//! may be in more than one group: its synonyms are the other words of all of
-//! them (`pdf` stands for `document`, `document` for `pdf` and `file`, `pdf`
-//! not for `file`). The words are reduced to terms as a query is, so a group
+//! Each line of [`SYNONYMS`] is one group of words about what tools do
+//! (files, the web, dates, media, maps, travel, finance, documents...), and
+//! in each group every two words are related in WordNet, the general-purpose
+//! English lexical database: they share a synset, or a synset of one is a
+//! direct hypernym or hyponym of a synset of the other, or WordNet links them
+//! as derived forms, similar adjectives, a pertainym or an attribute
+//! (`tests/test_relevance_lexicon.py` checks every pair against the WordNet
+//! database when it is installed). A word that WordNet does not relate to
+//! the others is not in the group, and a group that WordNet breaks apart is
+//! written as its parts (`find locate`, `find discover`). Each line of
+//! [`FORMATS`] is a file extension and the words of its registered media
+//! type (the test checks them against Python's `mimetypes`). No word names a
+//! service or a company.
+//!
+//! A word may be in more than one group: its synonyms are the other words of
+//! all of them (`picture` stands for `image` and `photo`, `image` not for
+//! `photo`). The words are reduced to terms as a query is, so a group
 //! matches every inflection its stems cover. The reference keeps the same
 //! lines (`reference/relevance.py`).
 
@@ -18,109 +26,35 @@ use rustc_hash::FxHashMap;
 
 use super::tokens::Terms;
 
-/// The groups of words that stand for one another, one group a line.
+/// The groups of words that stand for one another, one group a line: in
+/// each group, every two words are related in WordNet (see the module).
 pub const SYNONYMS: &[&str] = &[
-    "save store write export persist record",
-    "find search lookup query seek locate discover",
-    "get fetch retrieve read obtain download load access",
-    "remove delete erase clear",
-    "show list display view browse",
-    "create make generate new add build",
-    "edit modify update change alter",
-    "date time today tomorrow yesterday weekday calendar day week month year",
-    "picture image photo photograph pic",
-    "web webpage page url site website browser link online internet",
-    "convert transform conversion",
-    "summary summarize summarise abstract overview",
-    "email mail inbox",
-    "message chat conversation",
-    "weather forecast temperature rain precipitation climate",
-    "news headline story",
-    "map location place address geographic",
-    "movie film cinema",
-    "music song audio sound tune melody",
-    "video clip",
-    "document doc file",
-    "folder directory",
-    "translate translation translator",
-    "calculate compute calculation calculator math arithmetic",
-    "chart graph plot diagram visualization visualize",
-    "buy purchase shop shopping",
-    "run execute",
-    "open launch",
-    "trip travel",
-    "flight airline airport plane",
-    "hotel accommodation lodging hostel motel inn",
-    "popular trending hot viral",
-    "paper article publication preprint",
-    "stock share equity ticker securities",
-    "crypto cryptocurrency coin blockchain",
-    "price cost pricing",
-    "currency money forex exchange",
-    "invest investment investor",
-    "company corporation business enterprise firm",
-    "earnings revenue income profit",
-    "repository repo",
-    "code source script program",
-    "package library dependency module",
-    "version release changelog",
-    "document doc docx pdf",
-    "spreadsheet excel xlsx csv sheet workbook",
-    "presentation slide slides ppt pptx powerpoint deck slideshow",
-    "markdown md",
-    "text txt",
-    "browser headless",
-    "click tap press",
-    "navigate visit goto",
-    "screenshot capture snapshot screen",
-    "database db sql",
-    "note memo notebook",
-    "task todo",
-    "plan schedule itinerary agenda",
-    "event appointment meeting",
-    "route direction navigation commute",
-    "nearby around vicinity proximity",
-    "restaurant dining cafe eatery",
-    "recipe cook cooking meal dish cuisine food",
-    "train rail railway",
-    "booking reservation reserve",
-    "car vehicle automobile",
-    "school education university college",
-    "rank ranking leaderboard",
-    "book novel ebook literature",
-    "art artwork museum gallery sculpture",
-    "draw drawing paint sketch canvas illustration",
-    "wiki encyclopedia",
-    "research study academic scholarly scientific",
-    "medical medicine health clinical biomedical",
-    "gene genetic genome dna",
-    "game gaming",
-    "coordinate latitude longitude geocode gps",
-    "city town",
-    "country nation",
-    "domain dns whois hostname",
-    "app application software",
-    "stop terminate kill cancel",
-    "start begin",
-    "move rename",
-    "copy duplicate clone",
-    "compare comparison diff difference",
-    "merge combine join",
-    "split divide",
-    "extract parse scrape crawl",
-    "component widget",
-    "guide tutorial manual readme",
-    "user account profile",
-    "comment reply",
-    "review rating",
-    "recommend recommendation suggest suggestion",
-    "analyze analysis analyse assess",
-    "history historical",
-    "think thought reasoning",
-    "problem exercise puzzle challenge",
-    "contest competition tournament match",
-    "statistic stats metric analytics",
-    "security vulnerability cve",
+    "save write record", "find locate", "find discover", "search lookup", "search seek", "get fetch retrieve",
+    "get obtain", "retrieve access", "remove delete", "remove clear", "delete erase", "show display",
+    "create make generate", "create make build", "make add", "edit modify change alter", "modify update",
+    "date day", "date month", "time day", "today day", "tomorrow day", "yesterday day", "picture image",
+    "picture photo photograph pic", "site website", "convert conversion", "summary summarize summarise abstract",
+    "summary overview", "chat conversation", "weather precipitation", "rain precipitation", "news story",
+    "place address", "movie film", "film cinema", "music sound", "music tune melody", "song sound",
+    "audio sound", "calculate compute", "chart graph plot", "graph plot diagram", "buy purchase",
+    "run execute", "open launch", "trip travel", "hotel hostel inn", "lodging hostel", "popular hot",
+    "paper article", "stock share", "stock securities", "price cost", "currency money", "invest investor",
+    "corporation firm", "business enterprise", "business firm", "earnings income profit", "note memo",
+    "plan schedule agenda", "appointment meeting", "route direction", "direction navigation", "vicinity proximity",
+    "restaurant cafe eatery", "cooking cuisine", "train rail", "rail railway", "booking reservation",
+    "car automobile", "school education", "book novel", "art artwork", "art sculpture", "draw drawing sketch",
+    "academic scholarly", "medical medicine", "gene genetic", "country nation", "stop terminate",
+    "terminate kill", "start begin", "copy duplicate", "copy clone", "compare comparison", "merge combine",
+    "split divide", "recommend suggest", "analyze analysis", "analyze analyse", "history historical",
+    "think thought", "thought reasoning", "problem puzzle", "contest competition tournament", "contest competition match",
+];
+
+/// File formats: an extension, then the words of its registered media type
+/// (`docx` is `application/vnd.openxmlformats-officedocument.wordprocessingml.document`).
+pub const FORMATS: &[&str] = &[
+    "docx document", "xls excel", "xlsx sheet", "ppt powerpoint", "pptx presentation", "md markdown",
+    "txt plain", "htm html", "png image", "jpg image", "jpeg image", "gif image", "svg image", "webp image",
+    "bmp image", "mp3 audio", "wav audio", "mp4 video", "mov video", "avi video",
 ];
 
 /// Each term's synonyms (the other terms of its groups), as terms.
@@ -132,7 +66,7 @@ pub(crate) struct Lexicon {
 impl Lexicon {
     pub(crate) fn new(terms: &Terms) -> Self {
         let mut of: FxHashMap<Box<[u8]>, Vec<Box<[u8]>>> = FxHashMap::default();
-        for line in SYNONYMS {
+        for line in SYNONYMS.iter().chain(FORMATS) {
             let mut group: Vec<Box<[u8]>> = Vec::new();
             terms.each_term(line.as_bytes(), false, |term| {
                 if !group.iter().any(|t| &**t == term) {
@@ -164,7 +98,7 @@ mod tests {
     #[test]
     fn every_word_is_one_term() {
         let terms = Terms::default();
-        for line in SYNONYMS {
+        for line in SYNONYMS.iter().chain(FORMATS) {
             for word in line.split(' ') {
                 let mut count = 0;
                 terms.each_term(word.as_bytes(), false, |_| count += 1);
@@ -176,22 +110,32 @@ mod tests {
     #[test]
     fn synonyms_are_stems_both_ways() {
         let lexicon = Lexicon::new(&Terms::default());
-        assert!(lexicon.of(b"save").iter().any(|t| &**t == b"write"));
-        assert!(lexicon.of(b"write").iter().any(|t| &**t == b"save"));
-        assert!(lexicon.of(b"tomorrow").iter().any(|t| &**t == b"date"));
-        assert!(!lexicon.of(b"save").iter().any(|t| &**t == b"save"));
+        let has = |term: &[u8], other: &[u8]| lexicon.of(term).iter().any(|t| &**t == other);
+        assert!(has(b"save", b"write") && has(b"write", b"save"));
+        assert!(has(b"photo", b"pictur") && !has(b"save", b"save"));
         assert!(lexicon.of(b"zebra").is_empty());
-        // Office formats and finance.
-        assert!(lexicon.of(b"spreadsheet").iter().any(|t| &**t == b"excel"));
-        assert!(lexicon.of(b"ticker").iter().any(|t| &**t == b"stock"));
+        // A file extension stands for its media type's words, and they for it.
+        assert!(has(b"pptx", b"present") && has(b"present", b"pptx"));
     }
 
     #[test]
     fn a_word_of_two_groups_has_both_groups_synonyms() {
         let lexicon = Lexicon::new(&Terms::default());
         let has = |term: &[u8], other: &[u8]| lexicon.of(term).iter().any(|t| &**t == other);
-        assert!(has(b"document", b"file") && has(b"document", b"pdf"));
-        assert!(has(b"pdf", b"document") && !has(b"pdf", b"file"));
-        assert!(!has(b"file", b"pdf"));
+        assert!(has(b"pictur", b"imag") && has(b"pictur", b"photo"));
+        assert!(has(b"photo", b"pictur") && !has(b"photo", b"imag"));
+        assert!(has(b"imag", b"png") && !has(b"png", b"jpg"));
+    }
+
+    #[test]
+    fn no_group_is_one_term() {
+        let terms = Terms::default();
+        for line in SYNONYMS.iter().chain(FORMATS) {
+            let mut group: Vec<Vec<u8>> = Vec::new();
+            terms.each_term(line.as_bytes(), false, |term| group.push(term.to_vec()));
+            group.sort_unstable();
+            group.dedup();
+            assert!(group.len() >= 2, "{line:?}");
+        }
     }
 }

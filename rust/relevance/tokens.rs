@@ -293,6 +293,51 @@ pub fn mentions_path(text: &[u8]) -> bool {
     })
 }
 
+/// The marks that end a step of a task in scripts written without spaces:
+/// 。？！； (ideographic full stop, fullwidth question mark, exclamation mark
+/// and semicolon), in UTF-8.
+const WIDE_STOPS: [&[u8]; 4] = ["\u{3002}".as_bytes(), "\u{FF1F}".as_bytes(), "\u{FF01}".as_bytes(), "\u{FF1B}".as_bytes()];
+
+/// The words that join two steps of a task ("find X and then write Y").
+const STEP_WORDS: [&[u8]; 2] = [b"and", b"then"];
+
+/// A task cut into its steps, in order: at `.`, `?`, `!` or `;` followed by
+/// white space or the end, at 。？！； anywhere, and at the words "and" and
+/// "then" (any case, a whole word: no ASCII letter or digit, nor a byte past
+/// ASCII, right before or after). The cuts themselves belong to no step;
+/// steps may be empty. One pass, ASCII bytes only (and the four marks).
+pub fn steps(text: &[u8]) -> Vec<&[u8]> {
+    let word_byte = |b: u8| b.is_ascii_alphanumeric() || b >= 0x80;
+    let mut out = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < text.len() {
+        let b = text[i];
+        let at_word = i == 0 || !word_byte(text[i - 1]);
+        let joining = STEP_WORDS.iter().find(|w| {
+            at_word
+                && text.len() >= i + w.len()
+                && text[i..i + w.len()].eq_ignore_ascii_case(w)
+                && text.get(i + w.len()).is_none_or(|&c| !word_byte(c))
+        });
+        let cut = if b".?!;".contains(&b) && text.get(i + 1).is_none_or(|c| PATH_SPACE.contains(c)) {
+            1
+        } else if let Some(mark) = WIDE_STOPS.iter().find(|m| text[i..].starts_with(m)) {
+            mark.len()
+        } else {
+            joining.map_or(0, |w| w.len())
+        };
+        if cut > 0 {
+            out.push(&text[start..i]);
+            i += cut;
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
 /// The terms of `text` as strings, for tests and the binding's explanations.
 pub fn terms(text: &[u8], camel: bool) -> Vec<Vec<u8>> {
     let mut out = Vec::new();

@@ -25,11 +25,14 @@ Tokens, as the core makes them:
   ASCII character and the English stop words are dropped; pieces of ASCII
   letters only, 3 to 40 of them, are stemmed.
 
-Synonyms: each line of :data:`SYNONYMS` is a group of English words that
-stand for one another; a query term's synonyms are the other terms of its
-groups that are not terms of the query. Per query term, a document counts
-the larger of the term's own contribution and ``synonyms`` times each
-synonym's.
+Synonyms: each line of :data:`SYNONYMS` (and of :data:`FORMATS`, a file
+extension and its media type's words) is a group of words that stand for one
+another; a query term's synonyms are the other terms of its groups that are not
+terms of the query. Per query term, a document counts the larger of the term's
+own contribution and ``synonyms`` times each synonym's.
+
+Steps: a query of two or more :func:`steps` that have a term is scored as the
+sum of its scores as a whole and for each step (``Ranking.steps``).
 
 Scores: BM25F per document, the tools saturating at ``k1`` and the servers
 (each all its tools' text, its own id's terms once) at ``server_k1``.
@@ -47,8 +50,8 @@ from ..relevance.base import Engine, ToolIndexBase
 from ..relevance.options import FIELDS, Ranking, tool_text
 from .text import fold_lower, text_of
 
-__all__ = ["PATH_WORDS", "STOPWORDS", "SYNONYMS", "SearchIndex", "ToolIndex", "mentions_path",
-           "synonyms_of", "tokens"]
+__all__ = ["FORMATS", "PATH_WORDS", "STOPWORDS", "SYNONYMS", "SearchIndex", "ToolIndex",
+           "mentions_path", "steps", "synonyms_of", "tokens"]
 
 #: English function words and the fillers of a request ("please help me ...").
 STOPWORDS = frozenset("""
@@ -64,109 +67,132 @@ where whether which while who whom whose why will with within without would yes 
 you your yours yourself yourselves help want wants need needs
 """.split())
 
-#: Groups of English words that name the same action or thing, one group a line.
+#: Groups of English words that name the same action or thing, one group a line;
+#: in each, every two words are related in WordNet (a shared synset, a direct
+#: hypernym or hyponym, a derived form, a similar adjective, a pertainym or an attribute).
 SYNONYMS = tuple(line.strip() for line in """
-save store write export persist record
-find search lookup query seek locate discover
-get fetch retrieve read obtain download load access
-remove delete erase clear
-show list display view browse
-create make generate new add build
-edit modify update change alter
-date time today tomorrow yesterday weekday calendar day week month year
-picture image photo photograph pic
-web webpage page url site website browser link online internet
-convert transform conversion
-summary summarize summarise abstract overview
-email mail inbox
-message chat conversation
-weather forecast temperature rain precipitation climate
-news headline story
-map location place address geographic
-movie film cinema
-music song audio sound tune melody
-video clip
-document doc file
-folder directory
-translate translation translator
-calculate compute calculation calculator math arithmetic
-chart graph plot diagram visualization visualize
-buy purchase shop shopping
+save write record
+find locate
+find discover
+search lookup
+search seek
+get fetch retrieve
+get obtain
+retrieve access
+remove delete
+remove clear
+delete erase
+show display
+create make generate
+create make build
+make add
+edit modify change alter
+modify update
+date day
+date month
+time day
+today day
+tomorrow day
+yesterday day
+picture image
+picture photo photograph pic
+site website
+convert conversion
+summary summarize summarise abstract
+summary overview
+chat conversation
+weather precipitation
+rain precipitation
+news story
+place address
+movie film
+film cinema
+music sound
+music tune melody
+song sound
+audio sound
+calculate compute
+chart graph plot
+graph plot diagram
+buy purchase
 run execute
 open launch
 trip travel
-flight airline airport plane
-hotel accommodation lodging hostel motel inn
-popular trending hot viral
-paper article publication preprint
-stock share equity ticker securities
-crypto cryptocurrency coin blockchain
-price cost pricing
-currency money forex exchange
-invest investment investor
-company corporation business enterprise firm
-earnings revenue income profit
-repository repo
-code source script program
-package library dependency module
-version release changelog
-document doc docx pdf
-spreadsheet excel xlsx csv sheet workbook
-presentation slide slides ppt pptx powerpoint deck slideshow
-markdown md
-text txt
-browser headless
-click tap press
-navigate visit goto
-screenshot capture snapshot screen
-database db sql
-note memo notebook
-task todo
-plan schedule itinerary agenda
-event appointment meeting
-route direction navigation commute
-nearby around vicinity proximity
-restaurant dining cafe eatery
-recipe cook cooking meal dish cuisine food
-train rail railway
-booking reservation reserve
-car vehicle automobile
-school education university college
-rank ranking leaderboard
-book novel ebook literature
-art artwork museum gallery sculpture
-draw drawing paint sketch canvas illustration
-wiki encyclopedia
-research study academic scholarly scientific
-medical medicine health clinical biomedical
-gene genetic genome dna
-game gaming
-coordinate latitude longitude geocode gps
-city town
+hotel hostel inn
+lodging hostel
+popular hot
+paper article
+stock share
+stock securities
+price cost
+currency money
+invest investor
+corporation firm
+business enterprise
+business firm
+earnings income profit
+note memo
+plan schedule agenda
+appointment meeting
+route direction
+direction navigation
+vicinity proximity
+restaurant cafe eatery
+cooking cuisine
+train rail
+rail railway
+booking reservation
+car automobile
+school education
+book novel
+art artwork
+art sculpture
+draw drawing sketch
+academic scholarly
+medical medicine
+gene genetic
 country nation
-domain dns whois hostname
-app application software
-stop terminate kill cancel
+stop terminate
+terminate kill
 start begin
-move rename
-copy duplicate clone
-compare comparison diff difference
-merge combine join
+copy duplicate
+copy clone
+compare comparison
+merge combine
 split divide
-extract parse scrape crawl
-component widget
-guide tutorial manual readme
-user account profile
-comment reply
-review rating
-recommend recommendation suggest suggestion
-analyze analysis analyse assess
+recommend suggest
+analyze analysis
+analyze analyse
 history historical
-think thought reasoning
-problem exercise puzzle challenge
-contest competition tournament match
-statistic stats metric analytics
-security vulnerability cve
+think thought
+thought reasoning
+problem puzzle
+contest competition tournament
+contest competition match
+""".strip().splitlines())
+
+#: File formats: an extension, then the words of its registered media type.
+FORMATS = tuple(line.strip() for line in """
+docx document
+xls excel
+xlsx sheet
+ppt powerpoint
+pptx presentation
+md markdown
+txt plain
+htm html
+png image
+jpg image
+jpeg image
+gif image
+svg image
+webp image
+bmp image
+mp3 audio
+wav audio
+mp4 video
+mov video
+avi video
 """.strip().splitlines())
 
 _NAME, _TITLE, _DESCRIPTION, _SERVER, _PARAMS = range(len(FIELDS))
@@ -312,7 +338,7 @@ def tokens(text: str, camel: bool = False) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def _lexicon() -> dict[str, frozenset[str]]:
     of: dict[str, set[str]] = {}
-    for line in SYNONYMS:
+    for line in SYNONYMS + FORMATS:
         group = set(tokens(line))
         for term in group:
             of.setdefault(term, set()).update(group - {term})
@@ -356,6 +382,49 @@ def mentions_path(text: str) -> bool:
         if len(rest) > prefix and rest[prefix] not in _NOT_A_NAME:
             return True
     return False
+
+
+#: What ends a step in scripts written without spaces: 。？！；
+_WIDE_STOPS = "\u3002\uff1f\uff01\uff1b"
+_STEP_WORDS = ("and", "then")
+
+
+def _word_char(c: str) -> bool:
+    return (c.isascii() and c.isalnum()) or not c.isascii()
+
+
+def steps(text: str) -> list[str]:
+    """A task's steps, in order: ``text`` cut at ``.``, ``?``, ``!`` or ``;``
+    followed by white space or the end, at 。？！； anywhere, and at the words
+    "and" and "then" (any ASCII case, with no ASCII letter or digit nor a
+    character past ASCII right before or after). The cuts belong to no step;
+    a step may be empty."""
+    text = text_of(text)
+    out: list[str] = []
+    start = i = 0
+    while i < len(text):
+        c = text[i]
+        cut = 0
+        if c in ".?!;" and (i + 1 == len(text) or text[i + 1] in _SPACE):
+            cut = 1
+        elif c in _WIDE_STOPS:
+            cut = 1
+        elif i == 0 or not _word_char(text[i - 1]):
+            for word in _STEP_WORDS:
+                end = i + len(word)
+                piece = text[i:end]
+                if (piece.isascii() and piece.lower() == word
+                        and (end == len(text) or not _word_char(text[end]))):
+                    cut = len(word)
+                    break
+        if cut:
+            out.append(text[start:i])
+            i += cut
+            start = i
+        else:
+            i += 1
+    out.append(text[start:])
+    return out
 
 
 def _idf(count: int, total: int) -> float:
@@ -473,7 +542,27 @@ class SearchIndex:
     def has_terms(self, query: str) -> bool:
         return bool(self.query_terms(query))
 
+    def parts(self, query: str) -> list[str]:
+        """The whole query, then (with ``steps`` on) each of its :func:`steps`
+        that has a term, when there are two or more of those."""
+        each = [step for step in steps(query) if self.has_terms(step)] if self.ranking.steps else []
+        return [query, *each] if len(each) >= 2 else [query]
+
     def scores(self, query: str, among: Sequence[int] | None = None) -> list[float]:
+        """The score of each tool of ``among`` (default: all, in order): its
+        :meth:`part_scores` for the query, or, for a query of several steps,
+        the sum of those of the whole query and of each step (in that order)."""
+        parts = self.parts(query)
+        if len(parts) == 1:
+            return self.part_scores(query, among)
+        places = list(range(len(self))) if among is None else list(among)
+        totals = [0.0] * len(places)
+        for part in parts:
+            for j, value in enumerate(self.part_scores(part, places)):
+                totals[j] += value
+        return totals
+
+    def part_scores(self, query: str, among: Sequence[int] | None = None) -> list[float]:
         """The score of each tool of ``among`` (default: all, in order):
         ``tool / best tool + server_evidence * server / best server``, the
         bests taken over ``among``; 0 for all when no term of the query is in

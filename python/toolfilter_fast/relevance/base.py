@@ -4,10 +4,11 @@ over an engine that scores (the core's ``SearchIndex``, or the reference's)."""
 from __future__ import annotations
 
 import abc
+import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from .options import Ranking, Scorer, check_limit, check_scorer, mix_scores
+from .options import SCORER_WEIGHT, Ranking, Scorer, check_limit, check_scorer, mix_scores
 
 __all__ = ["Engine", "ToolIndexBase"]
 
@@ -69,7 +70,7 @@ class ToolIndexBase(abc.ABC):
         return self._engine.has_terms(_check_query(query))
 
     def scores(self, query: str, among: Sequence[int] | None = None, *,
-               scorer: Scorer | None = None, scorer_weight: float = 1.0) -> list[float]:
+               scorer: Scorer | None = None, scorer_weight: float = SCORER_WEIGHT) -> list[float]:
         """The score of each tool of ``among`` (indices into :attr:`tools`; all
         when None), in that order: the lexical score (``own / best +
         server_evidence * server / best server`` over these tools), mixed with
@@ -85,7 +86,7 @@ class ToolIndexBase(abc.ABC):
 
     def rank(self, query: str, limit: int, among: Sequence[int] | None = None, *,
              matched_only: bool = False, scorer: Scorer | None = None,
-             scorer_weight: float = 1.0) -> list[int]:
+             scorer_weight: float = SCORER_WEIGHT) -> list[int]:
         """The places (into ``among``, or indices into :attr:`tools`) of the best
         ``limit`` tools, best first; equal scores in input order.
         ``matched_only`` leaves out the tools scoring 0, which no term of the
@@ -105,11 +106,11 @@ class ToolIndexBase(abc.ABC):
         lexical = self._engine.scores(query, places)
         chosen = [lexical[j] for j in candidates]
         mixed = mix_scores(chosen, scorer, scorer_weight, query, [tools[j] for j in candidates])
-        order = sorted(range(len(candidates)), key=lambda k: (-mixed[k], k))
-        return [candidates[k] for k in order[:limit]]
+        order = heapq.nsmallest(limit, range(len(candidates)), key=lambda k: (-mixed[k], k))
+        return [candidates[k] for k in order]
 
     def search(self, query: str, limit: int = 20, *, matched_only: bool = True,
-               scorer: Scorer | None = None, scorer_weight: float = 1.0) -> list[Any]:
+               scorer: Scorer | None = None, scorer_weight: float = SCORER_WEIGHT) -> list[Any]:
         """The best ``limit`` tools for ``query``, best first (by default only
         tools that a term of the query is found in, or in their server's tools)."""
         picks = self.rank(query, limit, matched_only=matched_only, scorer=scorer,

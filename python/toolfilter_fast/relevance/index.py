@@ -20,4 +20,4 @@ class ToolIndex(ToolIndexBase):
         # The core reads exact dicts itself, and asks tool_text for the rest.
         return _core.SearchIndex(tools, ranking.weights, ranking.k1, ranking.server_k1, ranking.b,
                                  ranking.server_evidence, ranking.synonyms, ranking.path_words,
-                                 tool_text)
+                                 ranking.steps, tool_text)

@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "FIELDS",
+    "SCORER_WEIGHT",
     "Ranking",
     "Scorer",
     "check_limit",
@@ -24,6 +25,10 @@ __all__ = [
 
 #: The fields of a tool the index reads, in the order they are scored.
 FIELDS = ("name", "title", "description", "server", "params")
+
+#: The scorer's share of a mixed score when none is given: chosen by cross-validation
+#: (``benches/relevance.py``) with the offline embedding scorer mixed into the lexical one.
+SCORER_WEIGHT = 0.2
 
 #: ``scorer(query, tools) -> scores``: one finite float per tool, higher is better.
 Scorer = Callable[[str, Sequence[Any]], Sequence[float]]
@@ -65,7 +70,12 @@ class Ranking:
       ``~/``, ``./``, ``../`` or ``X:\\`` where a word may start, followed by a
       name) also asks for the words "file" and "path": a task that names a
       path deals in files, and file tools say "file" and "path", not the
-      path's own words.
+      path's own words;
+    * ``steps``: whether a task of several steps (cut at sentence ends and at
+      the words "and" and "then", see :func:`~toolfilter_fast.reference.relevance.steps`)
+      is also ranked step by step: a tool's score is then its score for the
+      whole query plus its score for each step, so that each step's tools
+      rise, not only those of the step with the rarest words.
     """
 
     name: float = 2.0
@@ -79,6 +89,7 @@ class Ranking:
     server_evidence: float = 1.0
     synonyms: float = 0.7
     path_words: bool = True
+    steps: bool = True
 
     def __post_init__(self) -> None:
         for field in FIELDS:
@@ -89,8 +100,9 @@ class Ranking:
         object.__setattr__(self, "server_evidence",
                            _number(self.server_evidence, "server_evidence"))
         object.__setattr__(self, "synonyms", _number(self.synonyms, "synonyms", high=1.0))
-        if not isinstance(self.path_words, bool):
-            raise TypeError(f"path_words must be a bool, not {type(self.path_words).__name__}")
+        for flag in ("path_words", "steps"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"{flag} must be a bool, not {type(getattr(self, flag)).__name__}")
 
     @property
     def weights(self) -> tuple[float, float, float, float, float]:
@@ -100,9 +112,10 @@ class Ranking:
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> Ranking:
         """From ``{"weights": {...}, "k1": ..., "server_k1": ..., "b": ...,
-        "server_evidence": ..., "synonyms": ..., "path_words": ...}``; ValueError
-        naming an unknown key."""
-        known = {"weights", "k1", "server_k1", "b", "server_evidence", "synonyms", "path_words"}
+        "server_evidence": ..., "synonyms": ..., "path_words": ..., "steps": ...}``;
+        ValueError naming an unknown key."""
+        known = {"weights", "k1", "server_k1", "b", "server_evidence", "synonyms", "path_words",
+                 "steps"}
         extra = sorted(set(options) - known)
         if extra:
             raise ValueError(f"unknown ranking option {extra[0]!r} (the options are "
@@ -184,9 +197,17 @@ def check_scorer(scorer: Any, weight: Any) -> tuple[Scorer | None, float]:
 
 
 def _user_scores(scorer: Scorer, query: str, tools: Sequence[Any]) -> list[float]:
-    scores = list(scorer(query, tools))
+    returned = scorer(query, tools)
+    # A NumPy array of floats (an embedding scorer's) becomes Python floats at once.
+    tolist = getattr(returned, "tolist", None)
+    kind = getattr(getattr(returned, "dtype", None), "kind", None)
+    scores = tolist() if callable(tolist) and kind == "f" else list(returned)
+    if not isinstance(scores, list):
+        raise TypeError(f"the scorer's scores must be a sequence, not {type(returned).__name__}")
     if len(scores) != len(tools):
         raise ValueError(f"the scorer returned {len(scores)} scores for {len(tools)} tools")
+    if all(type(score) is float for score in scores) and all(map(math.isfinite, scores)):
+        return scores
     out = []
     for index, score in enumerate(scores):
         if isinstance(score, bool) or not isinstance(score, (int, float)):
@@ -226,13 +247,13 @@ class Relevance:
 
     ``ranking`` weighs the lexical score; ``scorer`` (optional) is a
     ``(query, tools) -> scores`` callable, mixed in with ``scorer_weight``
-    (1: its scores alone; see :func:`mix_scores`).
+    (:data:`SCORER_WEIGHT` by default; 1: its scores alone; see :func:`mix_scores`).
     """
 
     top_k: int = 20
     ranking: Ranking = Ranking()
     scorer: Scorer | None = None
-    scorer_weight: float = 1.0
+    scorer_weight: float = SCORER_WEIGHT
 
     def __post_init__(self) -> None:
         check_limit(self.top_k, "relevance top_k")
@@ -244,7 +265,7 @@ class Relevance:
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> Relevance:
         """From ``{"top_k": 20, "weights": {...}, "k1": ..., "server_k1": ..., "b": ...,
-        "server_evidence": ..., "synonyms": ..., "path_words": ..., "scorer": fn,
+        "server_evidence": ..., "synonyms": ..., "path_words": ..., "steps": ..., "scorer": fn,
         "scorer_weight": ...}``."""
         own = {"top_k", "scorer", "scorer_weight"}
         ranking = Ranking.from_mapping({k: v for k, v in options.items() if k not in own})
