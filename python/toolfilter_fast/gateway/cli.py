@@ -122,6 +122,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                      or args.jwt_public_key):
         raise _usage_error("--ctx-header and token verification are for --transport http; "
                            "over stdio give --ctx")
+    if not http and args.stateless:
+        raise _usage_error("--stateless is for --transport http")
     try:
         import fastmcp  # noqa: F401
     except ImportError:
@@ -170,7 +172,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                                   start_timeout=args.start_timeout,
                                   list_timeout=args.list_timeout,
                                   policy_timeout=args.policy_timeout, names=args.names,
-                                  page_size=args.page_size)
+                                  page_size=args.page_size, stateless=args.stateless)
     try:
         return serve.run(gateway, args.transport, sock, stopper)
     except serve.StartRefused as err:
@@ -359,6 +361,9 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     serve.add_argument("--page-size", type=_page_size, default=None, metavar="N",
                        help="list at most N items a page, with a cursor for the next "
                             "(default: every item in one page)")
+    serve.add_argument("--stateless", action="store_true",
+                       help="http: MCP's stateless streamable HTTP (no session: each request "
+                            "stands alone), for several instances behind one address")
     serve.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                        default="INFO", help="default: INFO")
     serve.set_defaults(run=_cmd_serve)

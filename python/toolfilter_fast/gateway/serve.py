@@ -184,6 +184,9 @@ class Gateway:
     provider: GatewayProvider
     #: Where it serves, for the log: ``stdio`` or the HTTP endpoint's URL.
     where: str = "stdio"
+    #: Over HTTP, MCP's stateless streamable HTTP: no session id, each request
+    #: answered on its own, so any instance behind one address can take any request.
+    stateless: bool = False
 
     async def start(self) -> None:
         """Starts every upstream (at once; each within its start timeout) and
@@ -216,7 +219,7 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
                   auth: TokenVerifier | None = None, start_timeout: float = 30.0,
                   list_timeout: float = 10.0, policy_timeout: float = 5.0,
                   watch: bool = True, names: str = "prefixed",
-                  page_size: int | None = None) -> Gateway:
+                  page_size: int | None = None, stateless: bool = False) -> Gateway:
     upstreams = [Upstream(spec, start_timeout=start_timeout, list_timeout=list_timeout)
                  for spec in servers]
     holder: list[Gateway] = []
@@ -241,7 +244,7 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
     # transports run too): the list filter sees each list and the
     # capabilities in their final wire form.
     server._mcp_server.middleware.insert(0, ListFilterMiddleware())
-    gateway = Gateway(server, upstreams, policy, provider)
+    gateway = Gateway(server, upstreams, policy, provider, stateless=stateless)
     holder.append(gateway)
     return gateway
 
@@ -371,7 +374,7 @@ async def _serve_http(gateway: Gateway, sock: socket.socket,
     if protection == "auto" and _loopback(host):
         allowed = [*(allowed or []), host]
     app = gateway.server.http_app(transport="http", host_origin_protection=protection,
-                                  allowed_hosts=allowed)
+                                  allowed_hosts=allowed, stateless_http=gateway.stateless)
     uvicorn_server = _Uvicorn(_RefusalLog(app)).server
     made(uvicorn_server)
     await uvicorn_server.serve(sockets=[sock])
