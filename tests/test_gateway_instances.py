@@ -15,6 +15,7 @@ from two processes.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import subprocess
@@ -111,8 +112,10 @@ async def listings(client: Client, times: int) -> list[list[str]]:
     return [[tool.name for tool in await client.list_tools()] for _ in range(times)]
 
 
-@pytest.mark.parametrize("two_gateways", [["--stateless"]], indirect=True)
+@pytest.mark.parametrize("two_gateways", [["--stateless", "--page-size", "2"]], indirect=True)
 def test_two_stateless_gateways_behind_one_address_list_alike_and_reload_alike(two_gateways):
+    """Lists come in pages of 2 (3 tools: 2 pages), so each listing's second
+    page is asked, with the first page's cursor, of the other gateway."""
     paths, (first, second) = two_gateways
     ports = [port(first), port(second)]
 
@@ -133,6 +136,8 @@ def test_two_stateless_gateways_behind_one_address_list_alike_and_reload_alike(t
         # One session, its requests spread over both processes, the same answers.
         assert balancer.served("tools/list") == set(ports), balancer.sent
         assert balancer.served("tools/call") == set(ports), balancer.sent
+        pages = [port for port, what in balancer.sent if what == "tools/list"]
+        assert len(pages) == 8 and all(a != b for a, b in itertools.pairwise(pages)), pages
         assert listed == [USER] * 4
         assert [c.is_error for c in calls] == [False, False]
         assert [c.content[0].text for c in calls] == ["alpha read_file 0", "alpha read_file 1"]
