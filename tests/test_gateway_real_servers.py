@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,7 +33,14 @@ import pytest
 
 fastmcp = pytest.importorskip("fastmcp", reason="needs the gateway extra")
 
-from _gateway import serve_http, stdio_gateway, write_files  # noqa: E402
+from _gateway import (  # noqa: E402
+    DEADLINE,
+    alive,
+    processes_with,
+    serve_http,
+    stdio_gateway,
+    write_files,
+)
 from fastmcp import Client  # noqa: E402
 from test_mcp_roundtrip import failure  # noqa: E402
 
@@ -50,10 +58,14 @@ if _missing:
 if shutil.which("git") is None:
     pytest.skip("mcp-server-git needs the git command, not on PATH", allow_module_level=True)
 
-#: Read-only tools of every server, but none of fetch's.
+#: Read-only tools of every server (every tool for a caller with scope
+#: admin), but none of fetch's.
 POLICY = """\
 [filter]
-include = [{annotations = {readOnlyHint = true}}]
+include = [
+  {annotations = {readOnlyHint = true}},
+  {cel = 'ctx != null && "admin" in ctx.scopes'},
+]
 exclude = ["fetch/*"]
 """
 
@@ -221,6 +233,14 @@ def check_hidden(seen: dict, repo: Path, web: Web, before: tuple, log: str) -> N
     assert "Traceback" not in log
 
 
+def assert_no_server_left() -> None:
+    """No process of the servers' venv outlives the gateway that started it."""
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end and any(alive(pid) for pid in processes_with(BIN)):
+        time.sleep(0.1)
+    assert processes_with(BIN) == []
+
+
 def test_stdio_hides_git_writes_and_fetch_from_the_real_servers(tmp_path, repo, web):
     paths = setup(tmp_path, repo, POLICY)
     before = repo_state(repo)
@@ -232,6 +252,7 @@ def test_stdio_hides_git_writes_and_fetch_from_the_real_servers(tmp_path, repo, 
 
     seen = asyncio.run(main())
     check_hidden(seen, repo, web, before, log.read_text(encoding="utf-8", errors="replace"))
+    assert_no_server_left()
 
 
 def test_http_hides_git_writes_and_fetch_from_the_real_servers(tmp_path, repo, web):
@@ -240,14 +261,22 @@ def test_http_hides_git_writes_and_fetch_from_the_real_servers(tmp_path, repo, w
     served = serve_http(tmp_path)
     try:
         async def main():
-            async with Client(served.url, auth="token-bob", timeout=60) as client:
-                return await hidden_session(client, repo, web)
+            async with Client(served.url, auth="token-alice", timeout=DEADLINE) as client:
+                admin = [tool.name for tool in await client.list_tools()]
+            async with Client(served.url, auth="token-bob", timeout=DEADLINE) as client:
+                return admin, await hidden_session(client, repo, web)
 
-        seen = asyncio.run(main())
+        admin, seen = asyncio.run(main())
     finally:
         code = served.stop()
     assert code == 0
     check_hidden(seen, repo, web, before, served.text())
+    # Per token: the admin scope sees git's write tools, and still no fetch.
+    assert set(LISTED) < set(admin)
+    assert {"git__git_commit", "git__git_reset"} <= set(admin)
+    assert [name for name in admin if name.startswith("fetch__")] == []
+    assert "stopped by SIGTERM" in served.text()
+    assert_no_server_left()
 
 
 def test_control_the_same_calls_run_when_the_policy_shows_them(tmp_path, repo, web):
@@ -276,3 +305,4 @@ def test_control_the_same_calls_run_when_the_policy_shows_them(tmp_path, repo, w
     assert git(repo, "log", "-1", "--format=%s").strip() == "through the gateway"
     assert "Local page" in "".join(getattr(m.content, "text", "") for m in prompted.messages)
     assert web.requests == [("/page", AGENT), ("/page?prompt", AGENT)]
+    assert_no_server_left()
