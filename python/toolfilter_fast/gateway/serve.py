@@ -373,8 +373,10 @@ async def _serve_http(gateway: Gateway, sock: socket.socket,
     allowed = fastmcp.settings.http_allowed_hosts
     if protection == "auto" and _loopback(host):
         allowed = [*(allowed or []), host]
+    # Without --stateless, FastMCP's own setting (FASTMCP_STATELESS_HTTP) decides, as before.
     app = gateway.server.http_app(transport="http", host_origin_protection=protection,
-                                  allowed_hosts=allowed, stateless_http=gateway.stateless)
+                                  allowed_hosts=allowed,
+                                  stateless_http=True if gateway.stateless else None)
     uvicorn_server = _Uvicorn(_RefusalLog(app)).server
     made(uvicorn_server)
     await uvicorn_server.serve(sockets=[sock])
