@@ -205,12 +205,16 @@ def _numeric_compare(left: Any, right: Any) -> int | None:
     return int(left > right) - int(left < right)
 
 
-def _order(left: Any, right: Any) -> int | None:
-    """The comparison of ``<`` and friends; None when unordered (NaN); an error for
-    types with no ordering or of two different non-numeric types."""
+def _order(left: Any, right: Any) -> int:
+    """The comparison of ``<`` and friends: an error for NaN (unordered, as cel-go
+    and the cel crate have it), for types with no ordering and for two different
+    non-numeric types."""
     lt, rt = type_name(left), type_name(right)
     if lt in _NUMERIC and rt in _NUMERIC:
-        return _numeric_compare(left, right)
+        order = _numeric_compare(left, right)
+        if order is None:
+            raise CelError("NaN values cannot be ordered")
+        return order
     if lt == rt and lt in ("bool", "string", "bytes"):
         return int(left > right) - int(left < right)
     raise CelError(f"no such overload: {lt} compared with {rt}")
@@ -228,8 +232,8 @@ _TOKEN = re.compile(
     (?P<space>[ \t\n\r\f]+|//[^\n]*)
   | (?P<float>[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+
               |\.[0-9]+(?:[eE][+-]?[0-9]+)?)
-  | (?P<uint>(?:0[xX][0-9a-fA-F]+|[0-9]+)[uU])
-  | (?P<int>0[xX][0-9a-fA-F]+|[0-9]+)
+  | (?P<uint>(?:0x[0-9a-fA-F]+|[0-9]+)[uU])
+  | (?P<int>0x[0-9a-fA-F]+|[0-9]+)
   | (?P<string>(?:[rR][bB]?|[bB][rR]?)?(?:\"\"\"|'''|\"|'))
   | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
   | (?P<op>==|!=|<=|>=|&&|\|\||[-+*/%!<>?:.,()\[\]{}])
@@ -334,10 +338,10 @@ def _tokens(source: str) -> list[_Token]:
             continue
         value: Any = None
         if kind == "int":
-            value = int(text, 16) if text[:2].lower() == "0x" else int(text)
+            value = int(text, 16) if text.startswith("0x") else int(text)
         elif kind == "uint":
             digits = text[:-1]
-            value = int(digits, 16) if digits[:2].lower() == "0x" else int(digits)
+            value = int(digits, 16) if digits.startswith("0x") else int(digits)
             if value > UINT_MAX:
                 raise CelSyntaxError(f"the uint literal {text} is out of range")
             value = UInt(value)
@@ -625,9 +629,10 @@ def _arith(op: str, left: Any, right: Any, run: _Run) -> Any:
             return check(a * b)
         if b == 0:
             raise CelError("division by zero" if op == "/" else "modulus by zero")
-        if op == "/":
-            return check(_truncated_div(a, b))
-        return check(a - b * _truncated_div(a, b))
+        # The quotient's overflow is the remainder's too: the smallest int
+        # % -1 is an error, as in cel-go and the cel crate.
+        quotient = check(_truncated_div(a, b))
+        return quotient if op == "/" else check(a - b * quotient)
     if lt == "double":
         if op == "+":
             return left + right
@@ -770,7 +775,8 @@ def _convert(name: str, value: Any) -> Any:
         if kind in ("int", "uint"):
             return _check_uint(int(value))
         if kind == "double":
-            if not (math.isfinite(value) and -1.0 < value < 2.0**64):
+            # A negative double is out of range, even one that truncates to 0.
+            if not (math.isfinite(value) and 0.0 <= value < 2.0**64):
                 raise CelError("double out of the uint range")
             return _check_uint(int(value))
         if kind == "string" and _DECIMAL_UINT.fullmatch(value):
@@ -928,8 +934,6 @@ class _Evaluator:
             return _contains(right, left, self.run)
         if op in ("<", "<=", ">", ">="):
             order = _order(left, right)
-            if order is None:
-                return False
             return {"<": order < 0, "<=": order <= 0, ">": order > 0, ">=": order >= 0}[op]
         return _arith(op, left, right, self.run)
 
