@@ -521,7 +521,9 @@ def _cache_dir() -> Path:
 def fetch(timeout: float = 180) -> dict[str, str]:
     """The conformance files, name -> text: from ``TOOLFILTER_CEL_SPEC`` (a folder of
     ``*.textproto``) when set, else from the cel-python sdist (fetched once with pip
-    into the user's cache and checked by its SHA-256). OSError when it cannot be had."""
+    into the user's cache and checked by its SHA-256). OSError (or
+    subprocess.TimeoutExpired) when it cannot be had, ValueError when what pip got is
+    not the pinned file."""
     folder = os.environ.get("TOOLFILTER_CEL_SPEC")
     if folder:
         return {p.stem: p.read_text(encoding="utf-8") for p in sorted(Path(folder).glob("*.textproto"))}
@@ -531,15 +533,16 @@ def fetch(timeout: float = 180) -> dict[str, str]:
         cache.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=cache) as scratch:
             done = subprocess.run(
+                # The sdist only: its build tools may come as wheels.
                 [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary",
-                 ":all:", REQUIREMENT, "-d", scratch],
+                 "cel-python", REQUIREMENT, "-d", scratch],
                 capture_output=True, text=True, timeout=timeout, check=False,
             )
             got = Path(scratch) / SDIST
             if done.returncode != 0 or not got.exists():
                 raise OSError(f"pip download {REQUIREMENT} failed: {done.stderr.strip()[-500:]}")
             if hashlib.sha256(got.read_bytes()).hexdigest() != SDIST_SHA256:
-                raise OSError(f"{SDIST} does not have the SHA-256 it was pinned with")
+                raise ValueError(f"{SDIST} does not have the SHA-256 it was pinned with")
             got.replace(sdist)
     files = {}
     with tarfile.open(sdist) as archive:
