@@ -404,6 +404,9 @@ class _Parser:
             raise CelSyntaxError(f"expected {text!r} at {token.at}, found {shown!r}")
 
     def enter(self) -> None:
+        """One more level of the parser's recursion (brackets, operands of a unary
+        operator, a conditional's branches): refused past the limit before Python's
+        own stack is at risk."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise CelSyntaxError(f"the expression nests more than {MAX_DEPTH} levels deep")
@@ -442,36 +445,45 @@ class _Parser:
                 token.kind == "ident" and token.text == "in" and "in" in ops)
             if not is_op:
                 return left
+            # A chain of operators is parsed in a loop: the tree it makes is as
+            # deep as it is long, which compile_cel measures after parsing.
             self.take()
-            self.enter()
             right = self.binary(level + 1)
             left = Node(token.text, (left, right))
-        # (the loop returns)
 
     def unary(self) -> Node:
-        if self.at("!", "-"):
-            op = self.take().text
-            self.enter()
-            # A minus before a number literal is the literal's sign: it lets the
-            # smallest int be written, as -9223372036854775808.
-            if op == "-" and self.peek().kind == "int" and self.peek(1).text not in (".", "["):
-                token = self.take()
-                if -token.value < INT_MIN:
-                    raise CelSyntaxError(f"the int literal -{token.text} is out of range")
-                node = Node("lit", (-token.value,))
-            elif (op == "-" and self.peek().kind == "literal"
-                  and isinstance(self.peek().value, float) and self.peek(1).text not in (".", "[")):
-                node = Node("lit", (-self.take().value,))
-            else:
-                node = Node(op, (self.unary(),))
-            self.depth -= 1
-            return node
-        return self.member()
+        # The grammar's Unary: a run of `!` or a run of `-`, then a Member (`-!x` and
+        # `!-x` are not expressions). Each operator of the run applies: `!!x` is an
+        # error for a string x (cel-go's parser drops pairs instead).
+        if not self.at("!", "-"):
+            return self.member()
+        op = self.take().text
+        count = 1
+        while self.at(op):
+            self.take()
+            count += 1
+        node: Node
+        # A minus before a number literal is the literal's sign: it lets the
+        # smallest int be written, as -9223372036854775808.
+        token = self.peek()
+        if op == "-" and token.kind == "int" and self.peek(1).text not in (".", "["):
+            self.take()
+            if -token.value < INT_MIN:
+                raise CelSyntaxError(f"the int literal -{token.text} is out of range")
+            node, count = Node("lit", (-token.value,)), count - 1
+        elif (op == "-" and token.kind == "literal" and isinstance(token.value, float)
+              and self.peek(1).text not in (".", "[")):
+            self.take()
+            node, count = Node("lit", (-token.value,)), count - 1
+        else:
+            node = self.member()
+        for _ in range(count):
+            node = Node(op, (node,))
+        return node
 
     def member(self) -> Node:
         node = self.primary()
-        while self.at(".", "["):
-            self.enter()
+        while self.at(".", "["):  # a loop too, measured after parsing
             if self.take().text == ".":
                 name = self.take()
                 if name.kind != "ident":
