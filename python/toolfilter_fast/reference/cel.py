@@ -20,8 +20,8 @@ What it covers:
 
 It has no type checker, timestamps, durations, protocol buffer messages,
 optional values or extension libraries: an expression using them is refused
-when it is compiled (an unknown function or a message literal) or is an error
-when it runs.
+when it is compiled (a message literal, optional syntax) or is an error when it
+runs (an unknown function: ``f(1) || true`` is true).
 
 The rules that matter to a pattern, as the definition gives them:
 
@@ -32,15 +32,17 @@ The rules that matter to a pattern, as the definition gives them:
 - equality is heterogeneous: values of different types are unequal (``true == 1``
   is false, ``null`` equals only ``null``), except that int, uint and double
   compare by their numeric value (``1 == 1.0``, ``2u in [1, 2]``); the ordering
-  relations compare numbers across the three types too, and are errors on other
-  mixed types;
-- int and uint are 64-bit: an overflow, a division by zero, an index out of
-  range (``[1, 2][-1]``), a missing map key or a wrong operand type
-  (``"abc"[0]``, ``1 + 1u``) is an error;
+  relations compare numbers across the three types too (an int or uint meets a
+  double as a double, as the conformance tests have it), and are errors on NaN
+  and on other mixed types;
+- int and uint are 64-bit: an overflow (the smallest int ``% -1`` too), a
+  division by zero, an index out of range (``[1, 2][-1]``), a missing map key or
+  a wrong operand type (``"abc"[0]``, ``1 + 1u``) is an error;
 - ``int("0x10")`` is an error: conversions from strings read decimal numbers only.
 
 Evaluation has a step budget (:data:`STEP_BUDGET` steps: one per node evaluated
-and one per element an operation walks). An evaluation that runs out raises
+and per macro iteration, and one per element ``in`` or a concatenation walks,
+plus one per 64 characters a string function reads). An evaluation that runs out raises
 :class:`BudgetExhausted`, which no ``||`` absorbs: the pattern fails closed.
 """
 
