@@ -718,8 +718,13 @@ def _regex(pattern: str) -> Any:
     """The pattern compiled by RE2 (google-re2), as CEL specifies; an error value
     when RE2 refuses it."""
     global _RE2_OPTIONS
-    # google-re2: imported when a pattern first calls matches().
-    import re2  # type: ignore[import-untyped,unused-ignore]
+    try:
+        # google-re2: imported when a pattern first calls matches().
+        import re2  # type: ignore[import-untyped,unused-ignore]
+    except ImportError as err:  # pragma: no cover - the reference extra installs it
+        raise ImportError(
+            "the reference runs matches() with RE2: pip install 'toolfilter_fast[reference]' "
+            "(the google-re2 package)") from err
 
     if _RE2_OPTIONS is None:
         options = re2.Options()
