@@ -406,3 +406,37 @@ def test_a_root_scoped_ctx_is_dynamic(impl):
     assert f.visible(tool, {"role": "admin"})
     assert not f.visible(tool, {"role": "user"})
     assert f.mask([tool], {"role": "user"}) == [False]
+
+
+@pytest.mark.parametrize(
+    ("source", "compiles"),
+    [
+        ("[,].size() == 0", True),  # the grammar's optional list and trailing comma
+        ("{'a': 1,}.size() == 1", True),
+        ("[1,,].size() == 1", False),
+        ("size('a',) == 1", False),  # no trailing comma in a call
+        ("r'\\\\' == '\\\\\\\\'", True),  # a raw literal has no escapes
+        ("r'\\'' == ''", False),  # ... so a backslash does not keep its quote open
+        ("br'\\xff' == b'\\\\xff'", True),
+        ("rb'a' == b'a'", False),  # bytes first, then raw
+        ("0XFF == 255", False),  # the hex prefix is 0x
+        ("9223372036854775808 > 0", False),  # out of range without its minus
+        ("-9223372036854775808 < 0", True),
+        ("'\\ud800' == ''", False),  # not a scalar value
+        ("b'\\u00e9' == b''", False),  # no \\u in bytes
+        ("'a\nb' == ''", False),  # a one-line literal ends at the line
+        ("'''a\nb''' == 'a\\nb'", True),
+        ("1 ==\v1", False),  # \v is not white space
+        ("1 == 1 // a comment", True),
+        ("-!true", False),  # a run of one unary operator, then a member
+        ("1 + 1 + 1 > 0", True),
+        (" + ".join(["1"] * 64) + " > 0", False),  # 65 levels deep
+        ("[" * 70 + "1" + "]" * 70 + " != []", False),
+    ],
+)
+def test_what_compiles(impl, source, compiles):
+    if compiles:
+        impl.compile(include=[Cel(source)])
+    else:
+        with pytest.raises(PatternError, match=r"include\[0\]: invalid CEL expression"):
+            impl.compile(include=[Cel(source)])

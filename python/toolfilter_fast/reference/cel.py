@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,7 +236,7 @@ _TOKEN = re.compile(
               |\.[0-9]+(?:[eE][+-]?[0-9]+)?)
   | (?P<uint>(?:0x[0-9a-fA-F]+|[0-9]+)[uU])
   | (?P<int>0x[0-9a-fA-F]+|[0-9]+)
-  | (?P<string>(?:[rR][bB]?|[bB][rR]?)?(?:\"\"\"|'''|\"|'))
+  | (?P<string>(?:[rR]|[bB][rR]?)?(?:\"\"\"|'''|\"|'))
   | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
   | (?P<op>==|!=|<=|>=|&&|\|\||[-+*/%!<>?:.,()\[\]{}])
     """,
@@ -274,12 +274,7 @@ def _read_string(source: str, at: int, prefix_and_quote: str) -> tuple[Any, int]
         char = source[i]
         if len(quote) == 1 and char in "\r\n":
             raise CelSyntaxError(f"a string literal at {at} runs past the end of its line")
-        if char != "\\" or raw:
-            if raw and char == "\\" and i + 1 < len(source) and source[i + 1] == quote[0]:
-                # In a raw literal a backslash still keeps the quote from closing it.
-                out.extend(source[i : i + 2])
-                i += 2
-                continue
+        if char != "\\" or raw:  # a raw literal has no escapes at all
             out.append(char)
             i += 1
             continue
@@ -501,14 +496,34 @@ class _Parser:
         return node
 
     def arguments(self, closing: str) -> list[Node]:
+        """A call's arguments: expressions between commas, none after the last."""
         items: list[Node] = []
-        while not self.at(closing):
+        if not self.at(closing):
             items.append(self.expr())
-            if not self.at(","):
-                break
+            while self.at(","):
+                self.take()
+                items.append(self.expr())
+        self.expect(closing)
+        return items
+
+    def elements(self, closing: str, entry: Callable[[], Any]) -> list[Any]:
+        """A list's elements or a map's entries: the grammar allows one comma after
+        the last, and a lone comma (``[,]`` is an empty list)."""
+        items: list[Any] = []
+        if not self.at(closing, ","):
+            items.append(entry())
+            while self.at(",") and self.peek(1).text != closing:
+                self.take()
+                items.append(entry())
+        if self.at(","):
             self.take()
         self.expect(closing)
         return items
+
+    def map_entry(self) -> tuple[Node, Node]:
+        key = self.expr()
+        self.expect(":")
+        return key, self.expr()
 
     def call(self, name: str, target: Node | None) -> Node:
         self.expect("(")
@@ -554,20 +569,12 @@ class _Parser:
             return inner
         if token.kind == "op" and token.text == "[":
             self.enter()
-            items = self.arguments("]")
+            items = self.elements("]", self.expr)
             self.depth -= 1
             return Node("list", tuple(items))
         if token.kind == "op" and token.text == "{":
             self.enter()
-            entries: list[tuple[Node, Node]] = []
-            while not self.at("}"):
-                key = self.expr()
-                self.expect(":")
-                entries.append((key, self.expr()))
-                if not self.at(","):
-                    break
-                self.take()
-            self.expect("}")
+            entries = self.elements("}", self.map_entry)
             self.depth -= 1
             return Node("map", tuple(entries))
         raise CelSyntaxError(f"unexpected {token.text or 'end'!r} at {token.at}")
