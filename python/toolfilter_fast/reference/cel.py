@@ -1041,27 +1041,12 @@ def _combine(decisive: bool, left: Any, right: Any) -> Any:
     return not decisive
 
 
-def _reads(node: Node, name: str, bound: frozenset[str] = frozenset()) -> bool:
-    """Whether the tree reads the variable ``name`` (not a macro's own variable)."""
-    if node.op == "ident":
-        return node.args[0] == name and name not in bound
-    if node.op == "macro":
-        inner = bound | {node.args[2]}
-        return _reads(node.args[1], name, bound) or any(
-            _reads(child, name, inner) for child in node.args[3:])
-    return any(_reads(child, name, bound) for child in _children(node))
-
-
 class Program:
     """A compiled expression."""
 
     def __init__(self, source: str, tree: Node) -> None:
         self.source = source
         self.tree = tree
-
-    def reads(self, name: str) -> bool:
-        """Whether the expression reads the variable ``name``."""
-        return _reads(self.tree, name)
 
     def mentions(self, name: str) -> bool:
         """Whether the identifier ``name`` stands anywhere as a variable (a macro's
