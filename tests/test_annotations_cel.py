@@ -1,6 +1,7 @@
 """Annotation patterns and CEL expression patterns: the rules by example, the
 errors, config entries, and Hypothesis comparing the fast path (the core's bit
-tables and the ``cel`` crate) with the reference (plain Python and cel-python)
+tables and the ``cel`` crate) with the reference (plain Python and its own
+CEL evaluator)
 on random tools, random annotations and random expressions of a small grammar.
 """
 

@@ -188,7 +188,7 @@ def extras_policy(rules: Any) -> Any:
     if isinstance(rules, ToolFilter):
         return Policy(filter=rules)
     if type(rules).__module__.split(".")[:2] == ["toolfilter_fast", "reference"]:
-        # The reference, imported only for a reference filter (it brings cel-python).
+        # The reference, imported only for a reference filter (it brings RE2 for CEL).
         from .. import reference
 
         if isinstance(rules, reference.ToolFilter):

@@ -3,7 +3,7 @@ patterns and expression (CEL) patterns.
 
 Both are plain data, shared by the fast path and the reference, which each
 match them in their own way (the Rust core and the ``cel`` crate; plain
-Python and ``cel-python``).
+Python and the reference's own CEL evaluator).
 """
 
 from __future__ import annotations

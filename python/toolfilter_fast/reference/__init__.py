@@ -7,7 +7,8 @@ string. The property tests compare the fast path to these, and the
 benchmarks use them as a baseline. ``Tool``, the exceptions, the pattern
 classification (with the ``Annotations`` and ``Cel`` entries, which are plain
 data), the group model and the catalog are shared with the fast path;
-``expressions`` matches annotation patterns and runs CEL (with cel-python).
+``expressions`` matches annotation patterns and runs CEL (with
+its own evaluator, ``cel``).
 """
 
 from __future__ import annotations

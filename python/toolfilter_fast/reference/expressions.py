@@ -1,18 +1,11 @@
 """Annotation and expression patterns, spelled out in plain Python.
 
 The reference reads a tool's hints, makes them effective and matches them
-here, independently of the core's bit tables; and it runs CEL with
-``cel-python`` (``celpy``), a second implementation of the language, so that
-the property tests compare two engines, not one with itself. ``celpy`` is
-imported when a filter with a CEL pattern is compiled:
+here, independently of the core's bit tables; and it runs CEL with its own
+evaluator (:mod:`.cel`), written from the language definition, so that the
+property tests compare two engines, not one with itself. ``matches()`` uses
+RE2 (the ``google-re2`` package, imported when a pattern first calls it):
 ``pip install 'toolfilter_fast[reference]'``.
-
-Two of celpy's rules are not the language's, and the reference runs celpy
-with both as the language defines them: its ``has(e.f)`` is true when
-``e.f`` can be evaluated and false otherwise, where the language makes it an
-error unless ``e`` is a map (``has(ctx.role)`` with ``ctx`` null); and it
-makes ``ctx != null`` an error for a map ``ctx``, where values of different
-types are simply not equal (``null`` equals only ``null``).
 """
 
 from __future__ import annotations
@@ -22,6 +15,7 @@ from typing import Any
 
 from .._errors import PatternError
 from ..filter.entries import Annotations, Cel
+from . import cel
 from .text import glob_match, text_of
 
 __all__ = ["CelExpression", "annotations_match", "effective_hints", "given_hints", "trusts"]
@@ -83,132 +77,75 @@ class CelFailure(Exception):
 
 
 def _cel_value(value: Any, depth: int) -> Any:
-    """A Python value as a ``celpy`` value, by the rules the fast path keeps:
-    None, bool, int, float, str, bytes, lists, tuples and mappings with str,
-    bool or int keys; a lone surrogate, anything else, or more than 32 levels
-    is a failure."""
-    import celpy
-
-    types = celpy.celtypes
+    """A Python value as a CEL value, by the rules the fast path keeps: None,
+    bool, int, float, str, bytes, lists, tuples and mappings with str, bool or
+    int keys; a lone surrogate, anything else, or more than 32 levels is a
+    failure. Subclasses are read as their base type (no method of theirs runs)."""
     if depth > _MAX_DEPTH:
         raise CelFailure(f"a value nests deeper than {_MAX_DEPTH} levels")
     if value is None:
         return None
     if isinstance(value, bool):
-        return types.BoolType(value)
+        return value is True
     if isinstance(value, int):
-        if -(2**63) <= value < 2**63:
-            return types.IntType(value)
-        if 0 <= value < 2**64:
-            return types.UintType(value)
+        number = int.__index__(value)
+        if cel.INT_MIN <= number <= cel.INT_MAX:
+            return number
+        if 0 <= number <= cel.UINT_MAX:
+            return cel.UInt(number)
         raise CelFailure("an int out of CEL's range")
     if isinstance(value, float):
-        return types.DoubleType(value)
+        return float.__float__(value)
     if isinstance(value, str):
-        text = text_of(value)
-        if any("\ud800" <= c <= "\udfff" for c in text):
-            raise CelFailure("a string holds a lone surrogate")
-        return types.StringType(text)
+        return _text(value)
     if isinstance(value, bytes):
-        return types.BytesType(value)
+        return bytes(memoryview(value))
     if isinstance(value, (list, tuple)):
-        return types.ListType([_cel_value(item, depth + 1) for item in value])
+        return tuple(_cel_value(item, depth + 1) for item in value)
     if isinstance(value, Mapping):
-        entries = {}
+        entries = cel.CelMap()
         for key, item in value.items():
+            cel_key: Any
             if isinstance(key, str):
-                cel_key = _cel_value(key, depth + 1)
-            elif isinstance(key, (bool, int)):
-                cel_key = _cel_value(key, depth + 1)
+                cel_key = _text(key)
+            elif isinstance(key, bool):
+                cel_key = key is True
+            elif isinstance(key, int) and cel.INT_MIN <= int.__index__(key) <= cel.INT_MAX:
+                cel_key = int.__index__(key)
             else:
                 raise CelFailure(f"a map key of type {type(key).__name__}")
-            entries[cel_key] = _cel_value(item, depth + 1)
-        return types.MapType(entries)
+            tag = ("s", cel_key) if isinstance(cel_key, str) else (
+                ("b", cel_key) if isinstance(cel_key, bool) else ("n", cel_key))
+            entries.entries[tag] = (cel_key, _cel_value(item, depth + 1))
+        return entries
     raise CelFailure(f"a {type(value).__name__}, which has no CEL value")
 
 
-def _spec_runner() -> Any:
-    """A celpy runner whose ``has()`` follows the language definition."""
-    import celpy
-    from celpy.evaluation import CELEvalError, Evaluator
-
-    types = celpy.celtypes
-
-    class SpecEvaluator(Evaluator):
-        def macro_has_eval(self, exprlist: Any) -> Any:
-            # The argument is one field selection e.f: find it down the tree's
-            # chain of single children, evaluate e, and ask the map for f.
-            node = exprlist.children[0]
-            while getattr(node, "data", None) != "member_dot":
-                children = getattr(node, "children", [])
-                if len(children) != 1:
-                    return CELEvalError("has() takes a field selection, e.f")
-                node = children[0]
-            operand, field = node.children
-            value = self.visit(operand)
-            if isinstance(value, CELEvalError):
-                return value
-            if isinstance(value, types.MapType):
-                return types.BoolType(types.StringType(str(field)) in value)
-            return CELEvalError(f"has() of a field of a {type(value).__name__}")
-
-    class SpecRunner(celpy.InterpretedRunner):
-        def evaluate(self, context: Any) -> Any:
-            return SpecEvaluator(ast=self.ast, activation=self.new_activation()).evaluate(context)
-
-    return SpecRunner
-
-
-def _null_equality() -> dict[str, Any]:
-    """``==`` and ``!=`` with ``null`` on either side: equal only to ``null``."""
-    from celpy import celtypes
-    from celpy.evaluation import bool_eq, bool_ne
-
-    def equal(left: Any, right: Any) -> Any:
-        if left is None or right is None:
-            return celtypes.BoolType(left is None and right is None)
-        return bool_eq(left, right)
-
-    def not_equal(left: Any, right: Any) -> Any:
-        if left is None or right is None:
-            return celtypes.BoolType(not (left is None and right is None))
-        return bool_ne(left, right)
-
-    return {"_==_": equal, "_!=_": not_equal}
+def _text(value: str) -> str:
+    text = text_of(value)
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        raise CelFailure("a string holds a lone surrogate")
+    return text
 
 
 class CelExpression:
-    """One CEL pattern compiled by ``celpy``."""
+    """One CEL pattern, compiled by the reference's own evaluator."""
 
     def __init__(self, option: str, index: int, entry: Cel) -> None:
-        try:
-            import celpy
-        except ImportError as err:  # pragma: no cover - the test extra installs it
-            raise ImportError(
-                "the reference runs CEL patterns with cel-python: "
-                "pip install 'toolfilter_fast[reference]'"
-            ) from err
         self.entry = entry
-        environment = celpy.Environment(runner_class=_spec_runner())
         try:
-            tree = environment.compile(entry.source)
-        except Exception as err:  # celpy's parse errors have no common base of their own
+            self.program = cel.compile_cel(entry.source)
+        except cel.CelSyntaxError as err:
             raise PatternError(
                 f"{option}[{index}]: invalid CEL expression ({err}): {entry!r}",
                 option=option, index=index, entry=entry,
             ) from None
-        self.program = environment.program(tree, functions=_null_equality())
-        # It reads ctx when the identifier ctx stands as a variable (not as
-        # a field after a dot, which the grammar keeps apart).
-        self.dynamic = any(
-            node.data == "ident" and node.children and str(node.children[0]) == "ctx"
-            for node in tree.iter_subtrees()
-        )
+        # Dynamic when the identifier ctx is read as a variable anywhere (a
+        # field named ctx, after a dot, is not the variable).
+        self.dynamic = self.program.mentions("ctx")
 
     def verdict(self, tool: Any, server_id: str, name: str, ctx: Any) -> bool:
         """The expression's bool, or CelFailure when it gives none."""
-        import celpy
-
         trusted = self.entry.trusted
         value = {
             "server_id": server_id,
@@ -221,11 +158,13 @@ class CelExpression:
         activation = {"tool": _cel_value(value, 0), "ctx": _cel_value(ctx, 0)}
         try:
             result = self.program.evaluate(activation)
-        except Exception as err:
+        except cel.CelError as err:
             raise CelFailure(f"the expression failed: {err}") from None
-        if not isinstance(result, celpy.celtypes.BoolType):
-            raise CelFailure(f"the expression gave a {type(result).__name__}, not a bool")
-        return bool(result)
+        except cel.BudgetExhausted as err:
+            raise CelFailure(str(err)) from None
+        if not isinstance(result, bool):
+            raise CelFailure(f"the expression gave a {cel.type_name(result)}, not a bool")
+        return result
 
     def __call__(self, tool: Any, ctx: Any) -> bool:
         """As a function pattern (dynamic): raises when there is no verdict."""
