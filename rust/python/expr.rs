@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 
 use super::{string_bytes, type_name};
-use crate::expr::{Expression, Failure};
+use crate::expr::{Expression, Failure, SharedValue, DEFAULT_MAX_COST};
 use crate::hints;
 
 /// How deep a Python value may nest to become a CEL value: the conversion
@@ -26,12 +26,30 @@ struct PyCelProgram {
 
 #[pymethods]
 impl PyCelProgram {
-    /// Compiles `source`; ValueError with the parser's message when it cannot.
+    /// Compiles `source` with a cost budget (`max_cost`, comprehension body
+    /// runs per evaluation; None for the default); ValueError with the
+    /// parser's message, or the estimate over the budget, when it cannot.
     #[new]
-    fn new(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (source, max_cost = None))]
+    fn new(py: Python<'_>, source: &Bound<'_, PyAny>, max_cost: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let source = super::as_str(source, || "source".to_string())?;
         let text = source.to_str().map_err(|_| PyValueError::new_err("the expression holds a lone surrogate"))?.to_owned();
-        let inner = py.detach(|| Expression::compile(&text)).map_err(PyValueError::new_err)?;
+        let max_cost = match max_cost {
+            None => DEFAULT_MAX_COST,
+            Some(value) if value.is_none() => DEFAULT_MAX_COST,
+            Some(value) if value.is_exact_instance_of::<PyInt>() => value
+                .extract::<u64>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| PyValueError::new_err("max_cost must be a positive int"))?,
+            Some(value) => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "max_cost must be an int, not {}",
+                    type_name(value)
+                )))
+            }
+        };
+        let inner = py.detach(|| Expression::compile_with_budget(&text, max_cost)).map_err(PyValueError::new_err)?;
         Ok(PyCelProgram { inner })
     }
 
@@ -41,22 +59,64 @@ impl PyCelProgram {
         self.inner.reads_ctx()
     }
 
+    /// The cost budget the program runs under.
+    #[getter]
+    fn max_cost(&self) -> u64 {
+        self.inner.max_cost()
+    }
+
+    /// The compile-time estimate of its cost.
+    #[getter]
+    fn estimate(&self) -> u64 {
+        self.inner.estimate()
+    }
+
     /// Runs the program with `tool` and `ctx` bound (Python values: None,
-    /// bool, int, float, str, bytes, lists, tuples and mappings of them).
+    /// bool, int, float, str, bytes, lists, tuples and mappings of them; `ctx`
+    /// may be a `CelValue`, converted once for many evaluations).
     /// Returns `(verdict, None)`, or `(None, reason)` when there is no bool
     /// verdict: a value that cannot be converted, an error of the program, a
-    /// result of another type.
+    /// result of another type, a cost over the budget.
     fn evaluate(&self, py: Python<'_>, tool: &Bound<'_, PyAny>, ctx: &Bound<'_, PyAny>) -> (Option<bool>, Option<String>) {
-        let values = to_value(tool, 0, "tool").and_then(|tool| Ok((tool, to_value(ctx, 0, "ctx")?)));
-        let (tool, ctx) = match values {
-            Ok(values) => values,
+        let tool = match to_value(tool, 0, "tool") {
+            Ok(tool) => tool,
             Err(reason) => return (None, Some(reason)),
         };
-        match py.detach(|| self.inner.evaluate(tool, ctx)) {
+        let outcome = if let Ok(shared) = ctx.cast::<PyCelValue>() {
+            match &shared.get().inner {
+                Ok(ctx) => py.detach(|| self.inner.evaluate_shared(tool, ctx)),
+                Err(reason) => return (None, Some(reason.clone())),
+            }
+        } else {
+            match to_value(ctx, 0, "ctx") {
+                Ok(ctx) => py.detach(|| self.inner.evaluate(tool, ctx)),
+                Err(reason) => return (None, Some(reason)),
+            }
+        };
+        match outcome {
             Ok(verdict) => (Some(verdict), None),
             Err(Failure::Error(message)) => (None, Some(format!("the expression failed: {message}"))),
             Err(Failure::NotBool(kind)) => (None, Some(format!("the expression gave a {kind}, not a bool"))),
+            Err(Failure::Budget(limit)) => (
+                None,
+                Some(format!("the expression ran its loops more than its cost budget of {limit} times (max_cost)")),
+            ),
         }
+    }
+}
+
+/// A Python value converted to CEL once (a call's `ctx`), or why it cannot
+/// be: every evaluation given it then fails with that reason.
+#[pyclass(module = "toolfilter_fast._core", name = "CelValue", frozen)]
+struct PyCelValue {
+    inner: Result<SharedValue, String>,
+}
+
+#[pymethods]
+impl PyCelValue {
+    #[new]
+    fn new(value: &Bound<'_, PyAny>) -> Self {
+        PyCelValue { inner: to_value(value, 0, "ctx").and_then(SharedValue::new) }
     }
 }
 
@@ -142,6 +202,7 @@ fn effective_hints(raw: u8, trusted: bool) -> u8 {
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCelProgram>()?;
+    m.add_class::<PyCelValue>()?;
     m.add_function(wrap_pyfunction!(effective_hints, m)?)?;
     m.add("HINTS", hints::HINTS)?;
     Ok(())

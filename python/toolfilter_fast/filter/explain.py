@@ -367,7 +367,7 @@ class _Side:
                 self.statics.append((ref, _annotations_matcher(p.entry)))
             elif isinstance(p, CelPattern):
                 try:
-                    judge = CelJudge(p.entry, _core.CelProgram(p.entry.source))
+                    judge = CelJudge(p.entry, _core.CelProgram(p.entry.source, p.entry.max_cost))
                 except ValueError as err:
                     raise cel_error(option, p.index, p.entry, str(err)) from None
                 if judge.dynamic:
