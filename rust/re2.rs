@@ -297,9 +297,7 @@ impl ast::Visitor for Rewrite {
                     // RE2 divides 1000 by each nested count: 0 is too many.
                     let mut left = MAX_REPEAT;
                     for &outer in self.repeats.iter().chain(std::iter::once(&count)) {
-                        if outer > 0 {
-                            left /= outer;
-                        }
+                        left = left.checked_div(outer).unwrap_or(left);
                     }
                     if left == 0 {
                         return Err(format!("nested repetition counts multiply past {MAX_REPEAT}"));

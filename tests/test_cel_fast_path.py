@@ -148,7 +148,7 @@ def test_syntax_re2_does_not_take_is_refused_with_a_message(pattern):
     assert verdict is None and why is not None
     assert "is not an RE2 regular expression this engine runs" in why and "\n" not in why
     # A literal pattern is refused with the compile.
-    with pytest.raises(PatternError, match="matches: .* is not an RE2 regular expression"):
+    with pytest.raises(PatternError, match=r"matches: .* is not an RE2 regular expression"):
         toolfilter_fast.compile(include=[Cel(f"tool.name.matches({_cel_string(pattern)})")])
 
 

@@ -254,7 +254,8 @@ def _entry_pattern(where: _Where, option: str, index: int, entry: dict[str, Any]
     keys = {kind, "trusted", "max_cost"} if kind == "cel" else {kind, "trusted"}
     extra = sorted(set(entry) - keys)
     if extra:
-        named = "'cel', 'trusted' and 'max_cost'" if kind == "cel" else "'annotations' and 'trusted'"
+        named = ("'cel', 'trusted' and 'max_cost'" if kind == "cel"
+                 else "'annotations' and 'trusted'")
         raise where.error(option, f"unknown key {extra[0]!r} in {'an' if kind[0] == 'a' else 'a'} "
                           f"{kind} pattern (the keys are {named})",
                           index=index, entry=entry)

@@ -34,7 +34,8 @@ def check_trusted(trusted: Any, what: str) -> tuple[str, ...]:
             raise TypeError(f"{what}: trusted server globs must be str, not {type(glob).__name__}")
         glob_text = str.__str__(glob)
         if glob_text == "" or "/" in glob_text or ":" in glob_text:
-            raise ValueError(f"{what}: {glob_text!r} is not a server glob (non-empty, no '/' or ':')")
+            raise ValueError(
+                f"{what}: {glob_text!r} is not a server glob (non-empty, no '/' or ':')")
         globs.append(glob_text)
     return tuple(globs)
 

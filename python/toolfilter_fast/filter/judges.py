@@ -16,7 +16,7 @@ from .._tool import HINTS, Tool, raw_hints
 from .entries import Cel
 from .patterns import call_fail_closed
 
-__all__ = ["CelJudge", "SharedCtx", "TrustedServers", "cel_tool", "call_pattern", "effective_hints",
+__all__ = ["CelJudge", "SharedCtx", "TrustedServers", "call_pattern", "cel_tool", "effective_hints",
            "hints_of"]
 
 
