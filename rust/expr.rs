@@ -186,10 +186,16 @@ impl Expression {
     /// Runs the program with `tool` bound and `ctx` lent: a call converts its
     /// context once, for all the tools it judges.
     pub fn evaluate_shared(&self, tool: Value, ctx: &SharedValue) -> Result<bool, Failure> {
+        self.evaluate_vals(SharedValue::new(tool).map_err(Failure::Error)?.0, ctx)
+    }
+
+    /// [`evaluate_shared`](Self::evaluate_shared) with `tool` already in the
+    /// evaluator's form (the binding builds it so, with no `Value` between).
+    pub fn evaluate_vals(&self, tool: Box<dyn Val>, ctx: &SharedValue) -> Result<bool, Failure> {
         let lender = Lender(&*ctx.0);
         let mut context = Context::with_env(Arc::clone(env()));
         context.set_variable_resolver(&lender);
-        context.add_variable_from_value("tool", tool);
+        context.add_variable_as_val("tool", tool);
         let before = SPENT.with(|cell| cell.replace((0, self.max_cost)));
         let result = Value::resolve(&self.tree, &context);
         let (spent, _) = SPENT.with(|cell| cell.replace(before));
@@ -213,6 +219,11 @@ impl SharedValue {
     /// `value` in the evaluator's form.
     pub fn new(value: Value) -> Result<Self, String> {
         Box::<dyn Val>::try_from(value).map(SharedValue).map_err(|err| one_line(&err.to_string()))
+    }
+
+    /// A value built in the evaluator's form already.
+    pub fn from_val(value: Box<dyn Val>) -> Self {
+        SharedValue(value)
     }
 }
 

@@ -50,6 +50,18 @@ def effective_hints(raw: int, trusted: bool) -> dict[str, bool]:
     return {key: bool(bits >> i & 1) for i, key in enumerate(HINTS)}
 
 
+#: ``effective_hints`` of every raw byte, for a trusted server and not: the
+#: dicts ``cel_tool`` hands the core, which reads them and keeps nothing.
+_SEEN: dict[tuple[int, bool], dict[str, bool]] = {}
+
+
+def _seen(raw: int, trusted: bool) -> dict[str, bool]:
+    seen = _SEEN.get((raw, trusted))
+    if seen is None:
+        seen = _SEEN[(raw, trusted)] = effective_hints(raw, trusted)
+    return seen
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -63,7 +75,7 @@ def cel_tool(tool: Any, server_id: str, name: str, trusted: bool) -> dict[str, A
         "name": name,
         "title": _text(getattr(tool, "title", None)),
         "description": _text(getattr(tool, "description", None)),
-        "annotations": effective_hints(0 if tool is None else hints_of(tool), trusted),
+        "annotations": _seen(0 if tool is None else hints_of(tool), trusted),
         "meta": meta if isinstance(meta, Mapping) else None,
     }
 
