@@ -20,6 +20,7 @@ import toolfilter_fast
 from toolfilter_fast import Cel, ConfigError, PatternError, Policy, Tool, ToolFilter, _core
 from toolfilter_fast.cli import main
 from toolfilter_fast.filter.entries import CEL_MAX_COST
+from toolfilter_fast.filter.explain import describe_pattern
 
 # --- item 8: the cost budget -------------------------------------------------------
 
@@ -92,6 +93,9 @@ def test_max_cost_is_an_argument_and_a_policy_option():
             ToolFilter.from_config({"filter": {"exclude": [{"cel": "true", "max_cost": bad}]}})
     with pytest.raises(ConfigError, match="the keys are 'cel', 'trusted' and 'max_cost'"):
         ToolFilter.from_config({"filter": {"exclude": [{"cel": "true", "budget": 5}]}})
+    # explain names a pattern as a file writes it, the budget with it when it is not the default.
+    assert describe_pattern(cheap) == '{cel = "ctx.l.all(x, x > 0)", max_cost = 150}'
+    assert describe_pattern(Cel("true")) == '{cel = "true"}'
 
 
 # --- item 6: matches() is RE2 --------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import _core
 from .._tool import HINTS, _pair
-from .entries import Annotations, Cel
+from .entries import CEL_MAX_COST, Annotations, Cel
 from .judges import CelJudge, TrustedServers, effective_hints, hints_of
 from .patterns import (
     AnnotationPattern,
@@ -91,7 +91,8 @@ def describe_pattern(entry: Any) -> str:
                           for key, value in entry.hints.items())
         return f"{{annotations = {{{hints}}}{_trusted_tail(entry.trusted)}}}"
     if isinstance(entry, Cel):
-        return f"{{cel = {_quote(entry.source)}{_trusted_tail(entry.trusted)}}}"
+        cost = "" if entry.max_cost == CEL_MAX_COST else f", max_cost = {entry.max_cost}"
+        return f"{{cel = {_quote(entry.source)}{_trusted_tail(entry.trusted)}{cost}}}"
     if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], re.Pattern):
         server_glob, regex = entry
         flags = regex_flag_letters(regex)
