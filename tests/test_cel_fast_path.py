@@ -241,6 +241,12 @@ def test_a_dynamic_expression_converts_ctx_once_a_call():
     policy = Policy.from_config({"filter": {"include": [{"cel": "ctx.role == 'admin'"}]}})
     ctx = CountingCtx({"role": "admin"})
     assert len(policy.select(tools, ctx=ctx).tools) == len(tools) and ctx.reads == 1
+    # A selection's reasons convert it once too, for all its dropped tools.
+    ctx = CountingCtx({"role": "user"})
+    selection = policy.select(tools, ctx=ctx)
+    reasons = [dropped.reason for dropped in selection.dropped]
+    assert len(reasons) == len(tools) and ctx.reads == 2
+    assert reasons[0] == policy.filter.explain(tools[0], {"role": "user"}).reason
     # A ctx CEL cannot hold fails every tool closed, as before.
     assert f.filter(tools, {"role": object()}) == []
 

@@ -111,6 +111,16 @@ class CelJudge:
             raise CelFailure(why or "no verdict")
         return verdict
 
+    def judge_shared(self, tool: Any, shared: SharedCtx) -> bool:
+        """:meth:`__call__` with the call's converted ``ctx``: raises
+        :class:`CelFailure` (with the reason) when there is no verdict."""
+        server_id, name = tool.server_id, tool.name
+        value = cel_tool(tool, server_id, name, self.trusted(server_id))
+        verdict, why = self.program.evaluate(value, shared.value())
+        if verdict is None:
+            raise CelFailure(why or "no verdict")
+        return verdict
+
     def call_shared(self, tool: Any, shared: SharedCtx) -> bool | None:
         """As a function pattern called by ``call_fail_closed``, with the
         call's ``ctx`` converted once (``shared``): the bool, or None when
