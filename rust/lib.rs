@@ -21,6 +21,7 @@ pub mod index;
 pub mod literals;
 pub mod name_patterns;
 pub mod pairs;
+pub mod re2;
 pub mod recycle;
 pub mod relevance;
 pub mod rules;

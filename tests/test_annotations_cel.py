@@ -245,7 +245,30 @@ _names = st.sampled_from(["get_issue", "delete_repo", "Drop-Table", "list", "adm
 _texts = st.none() | st.sampled_from(["Reads", "Deletes ΣΣ", "", "x\ud800", "admin"])
 _metas = st.none() | st.fixed_dictionaries({"owner": st.sampled_from(["a", "b"])}) | st.just({"n": [1, 2]})
 _tools = st.builds(Tool, _servers, _names, _texts, st.none(), _annotations, _texts, _metas)
-_trusted = st.sampled_from([["*"], ["github"], ["git*", "fs"], [], ["fs*"]])
+class _EqualsEverything(str):
+    """A trusted glob whose ``__eq__`` says it is ``"*"`` (and anything else)."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+    __hash__ = str.__hash__
+
+
+class _HoldsEverything(str):
+    """A trusted glob that claims to contain every text."""
+
+    def __contains__(self, other: object) -> bool:
+        return True
+
+    __hash__ = str.__hash__
+
+
+_trusted = st.sampled_from([["*"], ["github"], ["git*", "fs"], [], ["fs*"],
+                            [_EqualsEverything("github")], [_HoldsEverything("fs"), "git*"],
+                            [_EqualsEverything("*")]])
 _annotation_patterns = st.builds(
     lambda hints, trusted: Annotations(trusted=trusted, **hints),
     st.dictionaries(st.sampled_from(HINTS), st.booleans(), min_size=1), _trusted)

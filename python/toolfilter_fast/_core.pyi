@@ -103,14 +103,27 @@ def effective_hints(raw: int, trusted: bool) -> int:
     """The four effective hint bits of a raw hint byte (all defaults when untrusted)."""
 
 class CelProgram:
-    """A compiled CEL expression; ValueError with the parser's words when it is not one."""
+    """A compiled CEL expression; ValueError with the parser's words (or the
+    cost estimate over ``max_cost``) when it is not one."""
 
-    def __init__(self, source: str) -> None: ...
+    def __init__(self, source: str, max_cost: int | None = None) -> None: ...
     @property
     def reads_ctx(self) -> bool:
         """Whether the expression reads ``ctx`` (a dynamic pattern)."""
+    @property
+    def max_cost(self) -> int:
+        """The cost budget: comprehension body runs per evaluation."""
+    @property
+    def estimate(self) -> int:
+        """The compile-time estimate of the body runs (at most ``max_cost``)."""
     def evaluate(self, tool: object, ctx: object) -> tuple[bool | None, str | None]:
-        """``(verdict, None)``, or ``(None, why)`` when there is no bool verdict."""
+        """``(verdict, None)``, or ``(None, why)`` when there is no bool verdict;
+        ``ctx`` may be a :class:`CelValue`."""
+
+class CelValue:
+    """A Python value converted to CEL once (a call's ``ctx``), lent to many evaluations."""
+
+    def __init__(self, value: object) -> None: ...
 
 # --- tool groups ---------------------------------------------------------------
 

@@ -59,8 +59,10 @@ with the tools' verdicts is in :meth:`toolfilter_fast.Policy.select_prompts`.
   annotation pattern (:class:`~toolfilter_fast.Annotations`): the tool's
   effective MCP hints must equal each one given; ``trusted`` (default
   ``["*"]``) names the servers whose hints are believed;
-* ``{cel = "tool.annotations.readOnlyHint", trusted = [...]}``: an expression
-  pattern in the Common Expression Language (:class:`~toolfilter_fast.Cel`);
+* ``{cel = "tool.annotations.readOnlyHint", trusted = [...], max_cost = 100000}``:
+  an expression pattern in the Common Expression Language
+  (:class:`~toolfilter_fast.Cel`); ``max_cost`` (default 100,000) is its cost
+  budget, in comprehension body runs per evaluation;
 * ``{callable = "package.module:function"}``: a function pattern
   ``fn(tool, ctx) -> bool``, imported when the file is loaded (a dotted name
   after the colon reaches an attribute: ``"pkg.mod:Policy.check"``). The
@@ -249,10 +251,13 @@ def _trusted(where: _Where, option: str, index: int, entry: dict[str, Any]) -> l
 def _entry_pattern(where: _Where, option: str, index: int, entry: dict[str, Any]) -> Any:
     """An ``{annotations = ...}`` or ``{cel = ...}`` table as its pattern."""
     kind = "annotations" if "annotations" in entry else "cel"
-    extra = sorted(set(entry) - {kind, "trusted"})
+    keys = {kind, "trusted", "max_cost"} if kind == "cel" else {kind, "trusted"}
+    extra = sorted(set(entry) - keys)
     if extra:
+        named = ("'cel', 'trusted' and 'max_cost'" if kind == "cel"
+                 else "'annotations' and 'trusted'")
         raise where.error(option, f"unknown key {extra[0]!r} in {'an' if kind[0] == 'a' else 'a'} "
-                          f"{kind} pattern (the keys are {kind!r} and 'trusted')",
+                          f"{kind} pattern (the keys are {named})",
                           index=index, entry=entry)
     trusted = _trusted(where, option, index, entry)
     value = entry[kind]
@@ -260,7 +265,12 @@ def _entry_pattern(where: _Where, option: str, index: int, entry: dict[str, Any]
         if not isinstance(value, str):
             raise where.error(option, f"'cel' must be a string, not {_type_name(value)}",
                               index=index, entry=entry)
-        return Cel(value, trusted=trusted)
+        max_cost = entry.get("max_cost")
+        if "max_cost" in entry and (type(max_cost) is not int or not 0 < max_cost < 1 << 64):
+            raise where.error(option, "'max_cost' must be a positive integer (comprehension "
+                              f"body runs per evaluation), not {_show(max_cost)}",
+                              index=index, entry=entry)
+        return Cel(value, trusted=trusted, max_cost=max_cost)
     if not isinstance(value, dict) or not value:
         raise where.error(option, "'annotations' must be a table of hints, e.g. "
                           "{readOnlyHint = true}", index=index, entry=entry)

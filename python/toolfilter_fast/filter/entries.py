@@ -13,7 +13,7 @@ from typing import Any
 
 from .._tool import HINTS
 
-__all__ = ["Annotations", "Cel", "check_trusted"]
+__all__ = ["CEL_MAX_COST", "Annotations", "Cel", "check_max_cost", "check_trusted"]
 
 _HINT_LIST = ", ".join(HINTS)
 
@@ -21,18 +21,41 @@ _HINT_LIST = ", ".join(HINTS)
 def check_trusted(trusted: Any, what: str) -> tuple[str, ...]:
     """``trusted`` as a tuple of server globs: a list or tuple of non-empty
     ``str`` globs without ``/`` or ``:`` (the server-segment rules); TypeError
-    or ValueError naming ``what`` otherwise."""
+    or ValueError naming ``what`` otherwise. The globs kept are exact ``str``
+    copies of the characters (``str.__str__``): a ``str`` subclass's own
+    ``__eq__``, ``__hash__`` or ``__contains__`` is never called later, when
+    a server is matched against them."""
     if isinstance(trusted, (str, bytes)) or not isinstance(trusted, Iterable):
         raise TypeError(f"{what}: trusted must be a list of server globs, not "
                         f"{type(trusted).__name__}")
-    globs = tuple(trusted)
-    for glob in globs:
+    globs = []
+    for glob in tuple(trusted):
         if not isinstance(glob, str):
             raise TypeError(f"{what}: trusted server globs must be str, not {type(glob).__name__}")
         glob_text = str.__str__(glob)
         if glob_text == "" or "/" in glob_text or ":" in glob_text:
-            raise ValueError(f"{what}: {glob!r} is not a server glob (non-empty, no '/' or ':')")
-    return globs
+            raise ValueError(
+                f"{what}: {glob_text!r} is not a server glob (non-empty, no '/' or ':')")
+        globs.append(glob_text)
+    return tuple(globs)
+
+
+#: The cost budget of a :class:`Cel` pattern that names none: comprehension
+#: body runs per evaluation (the core's ``DEFAULT_MAX_COST``).
+CEL_MAX_COST = 100_000
+
+
+def check_max_cost(max_cost: Any, what: str) -> int:
+    """``max_cost`` as a positive int (None: :data:`CEL_MAX_COST`); TypeError
+    or ValueError naming ``what`` otherwise. Only an exact ``int`` is taken
+    (never a ``bool``, never a subclass whose methods would decide)."""
+    if max_cost is None:
+        return CEL_MAX_COST
+    if type(max_cost) is not int:
+        raise TypeError(f"{what}: max_cost must be an int, not {type(max_cost).__name__}")
+    if not 0 < max_cost < 1 << 64:
+        raise ValueError(f"{what}: max_cost must be a positive int below 2**64, not {max_cost}")
+    return max_cost
 
 
 class Annotations:
@@ -126,18 +149,28 @@ class Cel:
     surrogate, an object that is no map, list or scalar) fails closed as a
     function pattern does: the tool is hidden by an exclude pattern and not
     shown by an include one.
+
+    ``max_cost`` (default :data:`CEL_MAX_COST`, 100,000) bounds the runs of
+    comprehension bodies (``all``, ``exists``, ``exists_one``, ``map``,
+    ``filter``, one per element): an expression whose compile-time estimate
+    passes it is refused when the filter is compiled (a ``PatternError``), and
+    an evaluation that passes it is stopped and fails closed. See
+    docs/policy.md, "CEL cost".
     """
 
-    __slots__ = ("_source", "_trusted")
+    __slots__ = ("_max_cost", "_source", "_trusted")
 
     _source: str
     _trusted: tuple[str, ...]
+    _max_cost: int
 
-    def __init__(self, source: str, *, trusted: Iterable[str] = ("*",)) -> None:
+    def __init__(self, source: str, *, trusted: Iterable[str] = ("*",),
+                 max_cost: int | None = None) -> None:
         if not isinstance(source, str):
             raise TypeError(f"Cel: the expression must be str, not {type(source).__name__}")
         object.__setattr__(self, "_source", str.__str__(source))
         object.__setattr__(self, "_trusted", check_trusted(trusted, "Cel"))
+        object.__setattr__(self, "_max_cost", check_max_cost(max_cost, "Cel"))
 
     @property
     def source(self) -> str:
@@ -149,24 +182,32 @@ class Cel:
         """The server globs whose hints the expression's ``tool.annotations`` believes."""
         return self._trusted
 
+    @property
+    def max_cost(self) -> int:
+        """The cost budget: comprehension body runs per evaluation."""
+        return self._max_cost
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Cel is immutable")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Cel):
             return NotImplemented
-        return (self._source, self._trusted) == (other._source, other._trusted)
+        return ((self._source, self._trusted, self._max_cost)
+                == (other._source, other._trusted, other._max_cost))
 
     def __hash__(self) -> int:
-        return hash((Cel, self._source, self._trusted))
+        return hash((Cel, self._source, self._trusted, self._max_cost))
 
     def __repr__(self) -> str:
         tail = "" if self._trusted == ("*",) else f", trusted={list(self._trusted)!r}"
+        if self._max_cost != CEL_MAX_COST:
+            tail += f", max_cost={self._max_cost}"
         return f"Cel({self._source!r}{tail})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_cel, (self._source, list(self._trusted)))
+        return (_cel, (self._source, list(self._trusted), self._max_cost))
 
 
-def _cel(source: str, trusted: list[str]) -> Cel:
-    return Cel(source, trusted=trusted)
+def _cel(source: str, trusted: list[str], max_cost: int = CEL_MAX_COST) -> Cel:
+    return Cel(source, trusted=trusted, max_cost=max_cost)

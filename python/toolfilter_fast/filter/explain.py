@@ -25,8 +25,8 @@ from typing import Any
 
 from .. import _core
 from .._tool import HINTS, _pair
-from .entries import Annotations, Cel
-from .judges import CelJudge, TrustedServers, effective_hints, hints_of
+from .entries import CEL_MAX_COST, Annotations, Cel
+from .judges import CelJudge, SharedCtx, TrustedServers, effective_hints, hints_of
 from .patterns import (
     AnnotationPattern,
     CelPattern,
@@ -91,7 +91,8 @@ def describe_pattern(entry: Any) -> str:
                           for key, value in entry.hints.items())
         return f"{{annotations = {{{hints}}}{_trusted_tail(entry.trusted)}}}"
     if isinstance(entry, Cel):
-        return f"{{cel = {_quote(entry.source)}{_trusted_tail(entry.trusted)}}}"
+        cost = "" if entry.max_cost == CEL_MAX_COST else f", max_cost = {entry.max_cost}"
+        return f"{{cel = {_quote(entry.source)}{_trusted_tail(entry.trusted)}{cost}}}"
     if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], re.Pattern):
         server_glob, regex = entry
         flags = regex_flag_letters(regex)
@@ -367,7 +368,7 @@ class _Side:
                 self.statics.append((ref, _annotations_matcher(p.entry)))
             elif isinstance(p, CelPattern):
                 try:
-                    judge = CelJudge(p.entry, _core.CelProgram(p.entry.source))
+                    judge = CelJudge(p.entry, _core.CelProgram(p.entry.source, p.entry.max_cost))
                 except ValueError as err:
                     raise cel_error(option, p.index, p.entry, str(err)) from None
                 if judge.dynamic:
@@ -438,14 +439,16 @@ def _safe_text(show: Callable[[Any], str], value: Any) -> str:
         return f"<{type(value).__name__} whose {show.__name__}() raised {type(err).__name__}>"
 
 
-def _call(ref: PatternRef, fn: Callable[[Any, Any], Any], tool: Any, ctx: Any) -> Call:
+def _call(ref: PatternRef, fn: Callable[[Any, Any], Any], tool: Any, ctx: Any,
+          shared: SharedCtx) -> Call:
     """Calls ``fn`` through :func:`call_fail_closed` (so the fail-closed rule is
-    the filter's own) and watches what it raised or returned."""
+    the filter's own) and watches what it raised or returned. An expression
+    reads the call's ``ctx`` as ``shared`` converted it, as ``visible`` does."""
     seen: dict[str, Any] = {}
 
     def watched(tool: Any, ctx: Any) -> Any:
         try:
-            result = fn(tool, ctx)
+            result = fn.judge_shared(tool, shared) if type(fn) is CelJudge else fn(tool, ctx)
         except Exception as err:
             # Keep text, not the exception: its traceback would tie up frames.
             seen["error"] = (type(err).__name__, _safe_text(str, err))
@@ -523,6 +526,12 @@ class Explainer:
         Works in ``visible``'s order and calls the same function patterns in the
         same order with the same arguments, and no others.
         """
+        return self.explain_shared(tool, ctx, SharedCtx(ctx))
+
+    def explain_shared(self, tool: Any, ctx: Any, shared: SharedCtx) -> Decision:
+        """:meth:`explain`, the expressions reading ``ctx`` as ``shared`` holds
+        it: one conversion for the many tools of one call (a selection's
+        reasons)."""
         server_id, name = _pair(tool)
         folded = (_core.fold_loose(server_id), _core.fold_loose(name))
         raw = hints_of(tool)
@@ -549,7 +558,7 @@ class Explainer:
             # The static patterns decided: visible calls no function here.
             return decide(False, "no_include_match", False, near_miss=self._near_miss(target))
         for ref, fn in exclude.fns:
-            call = _call(ref, fn, tool, ctx)
+            call = _call(ref, fn, tool, ctx, shared)
             calls.append(call)
             if call.matched:
                 # static_visible did not look at this function: it kept the tool.
@@ -559,7 +568,7 @@ class Explainer:
         if include_hit is not None:
             return decide(True, "static_include", True, include_hit)
         for ref, fn in include.fns:
-            call = _call(ref, fn, tool, ctx)
+            call = _call(ref, fn, tool, ctx, shared)
             calls.append(call)
             if call.matched:
                 return decide(True, "include_callable", True, (ref, None, None))

@@ -14,8 +14,10 @@ from typing import Any
 from .. import _core
 from .._tool import HINTS, Tool, raw_hints
 from .entries import Cel
+from .patterns import call_fail_closed
 
-__all__ = ["CelJudge", "TrustedServers", "cel_tool", "effective_hints", "hints_of"]
+__all__ = ["CelJudge", "SharedCtx", "TrustedServers", "call_pattern", "cel_tool", "effective_hints",
+           "hints_of"]
 
 
 def hints_of(tool: Any) -> int:
@@ -27,13 +29,16 @@ def hints_of(tool: Any) -> int:
 
 
 class TrustedServers:
-    """The server globs of a ``trusted`` list, matched exactly."""
+    """The server globs of a ``trusted`` list, matched exactly. The globs are
+    read as characters (``str.__str__``): a ``str`` subclass's ``__eq__``
+    cannot make ``"*"`` of another glob."""
 
     __slots__ = ("_everyone", "_globs")
 
     def __init__(self, globs: tuple[str, ...]) -> None:
-        self._everyone = "*" in globs
-        self._globs = tuple(_core.SegmentGlob(glob, False) for glob in globs)
+        texts = tuple(str.__str__(glob) for glob in globs)
+        self._everyone = any(text == "*" for text in texts)
+        self._globs = tuple(_core.SegmentGlob(text, False) for text in texts)
 
     def __call__(self, server_id: str) -> bool:
         return self._everyone or any(glob.is_match(server_id) for glob in self._globs)
@@ -43,6 +48,18 @@ def effective_hints(raw: int, trusted: bool) -> dict[str, bool]:
     """The four hints as a pattern sees them (see :class:`~toolfilter_fast.Annotations`)."""
     bits = _core.effective_hints(raw, trusted)
     return {key: bool(bits >> i & 1) for i, key in enumerate(HINTS)}
+
+
+#: ``effective_hints`` of every raw byte, for a trusted server and not: the
+#: dicts ``cel_tool`` hands the core, which reads them and keeps nothing.
+_SEEN: dict[tuple[int, bool], dict[str, bool]] = {}
+
+
+def _seen(raw: int, trusted: bool) -> dict[str, bool]:
+    seen = _SEEN.get((raw, trusted))
+    if seen is None:
+        seen = _SEEN[(raw, trusted)] = effective_hints(raw, trusted)
+    return seen
 
 
 def _text(value: Any) -> str | None:
@@ -58,7 +75,7 @@ def cel_tool(tool: Any, server_id: str, name: str, trusted: bool) -> dict[str, A
         "name": name,
         "title": _text(getattr(tool, "title", None)),
         "description": _text(getattr(tool, "description", None)),
-        "annotations": effective_hints(0 if tool is None else hints_of(tool), trusted),
+        "annotations": _seen(0 if tool is None else hints_of(tool), trusted),
         "meta": meta if isinstance(meta, Mapping) else None,
     }
 
@@ -94,8 +111,57 @@ class CelJudge:
             raise CelFailure(why or "no verdict")
         return verdict
 
+    def judge_shared(self, tool: Any, shared: SharedCtx) -> bool:
+        """:meth:`__call__` with the call's converted ``ctx``: raises
+        :class:`CelFailure` (with the reason) when there is no verdict."""
+        server_id, name = tool.server_id, tool.name
+        value = cel_tool(tool, server_id, name, self.trusted(server_id))
+        verdict, why = self.program.evaluate(value, shared.value())
+        if verdict is None:
+            raise CelFailure(why or "no verdict")
+        return verdict
+
+    def call_shared(self, tool: Any, shared: SharedCtx) -> bool | None:
+        """As a function pattern called by ``call_fail_closed``, with the
+        call's ``ctx`` converted once (``shared``): the bool, or None when
+        there is no verdict."""
+        try:
+            value = cel_tool(tool, tool.server_id, tool.name, self.trusted(tool.server_id))
+        except Exception:
+            return None
+        return self.program.evaluate(value, shared.value())[0]
+
     def __repr__(self) -> str:
         return repr(self.entry)
+
+
+class SharedCtx:
+    """One call's ``ctx`` as the CEL engine reads it: converted on the first
+    read by an expression, then lent to every expression of the call, for
+    every tool (converting it per tool made a large ctx cost its size once a
+    tool). Expressions thus see ``ctx`` as it was when the first of them read
+    it. Two threads of one batch may both convert it; either is right."""
+
+    __slots__ = ("_ctx", "_value")
+
+    def __init__(self, ctx: Any) -> None:
+        self._ctx = ctx
+        self._value: _core.CelValue | None = None
+
+    def value(self) -> _core.CelValue:
+        value = self._value
+        if value is None:
+            value = self._value = _core.CelValue(self._ctx)
+        return value
+
+
+def call_pattern(fn: Callable[[Any, Any], Any], tool: Any, ctx: Any,
+                 shared: SharedCtx) -> bool | None:
+    """``call_fail_closed(fn, tool, ctx)``, an expression pattern reading the
+    call's converted ``shared`` ctx instead of converting ``ctx`` again."""
+    if type(fn) is CelJudge:
+        return fn.call_shared(tool, shared)
+    return call_fail_closed(fn, tool, ctx)
 
 
 class CelFailure(Exception):

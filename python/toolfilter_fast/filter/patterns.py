@@ -129,7 +129,10 @@ def _function_problem(fn: Any) -> str | None:
 
 def cel_error(option: str, index: int, entry: Cel, detail: str) -> PatternError:
     """The PatternError for a CEL entry its engine refused; ``detail`` is the
-    engine's own words (so they differ between the fast path and the reference)."""
+    engine's own words (so they differ between the fast path and the reference),
+    on one line: an error is one line wherever it is shown (the command line's
+    ``toolfilter CMD: error: ...``)."""
+    detail = " ".join(line.strip() for line in detail.splitlines() if line.strip())
     return _fail(option, index, entry, f"invalid CEL expression ({detail})")
 
 

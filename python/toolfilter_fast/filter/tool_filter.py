@@ -10,13 +10,12 @@ from .._errors import PatternError
 from .._tool import _pair
 from .._version import __version__
 from .explain import Decision, explain
-from .judges import CelJudge, hints_of
+from .judges import CelJudge, SharedCtx, call_pattern, hints_of
 from .patterns import (
     AnnotationPattern,
     CelPattern,
     FunctionPattern,
     RegexPattern,
-    call_fail_closed,
     cel_error,
     check_option_names,
     classify,
@@ -69,7 +68,7 @@ class _Side:
                 self.hint_patterns.append((parsed.entry.want(), list(parsed.entry.trusted)))
             elif isinstance(parsed, CelPattern):
                 try:
-                    program = _core.CelProgram(parsed.entry.source)
+                    program = _core.CelProgram(parsed.entry.source, parsed.entry.max_cost)
                 except ValueError as err:
                     raise cel_error(option, parsed.index, parsed.entry, str(err)) from None
                 judge = CelJudge(parsed.entry, program)
@@ -272,6 +271,11 @@ class ToolFilter:
         that an include list without functions does not statically include is
         hidden before any exclude function runs (as the batches do).
         """
+        return self._visible(tool, ctx, SharedCtx(ctx))
+
+    def _visible(self, tool: Any, ctx: Any, shared: SharedCtx) -> bool:
+        """:meth:`visible`, with the call's ``ctx`` as expressions read it
+        (``shared``: converted once for all the tools of a batch)."""
         server_id, name = _pair(tool)
         bits = self._flags(server_id, name, hints_of(tool) if self._uses_hints else 0)
         if bits & _EXCLUDED:
@@ -284,12 +288,12 @@ class ToolFilter:
         if not included and not self._include_fns:
             return False
         for fn in self._exclude_fns:
-            if call_fail_closed(fn, tool, ctx) is not False:
+            if call_pattern(fn, tool, ctx, shared) is not False:
                 return False
         if included:
             return True
         for fn in self._include_fns:
-            if call_fail_closed(fn, tool, ctx) is True:
+            if call_pattern(fn, tool, ctx, shared) is True:
                 return True
         return False
 
@@ -312,8 +316,10 @@ class ToolFilter:
         items = _as_list(tools)
         read_hints = hints_of if self._uses_hints else None
         if dynamic and self._dynamic:
+            shared = SharedCtx(ctx)
+
             def judge(tool: Any) -> bool:
-                return self.visible(tool, ctx)
+                return self._visible(tool, ctx, shared)
             return self._static.select_tools(items, mode, judge, True, threads, read_hints)
         return self._static.select_tools(items, mode, self.static_visible, False, threads,
                                          read_hints)

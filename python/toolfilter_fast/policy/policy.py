@@ -39,6 +39,8 @@ from .. import _core
 from .._tool import Tool
 from ..config import Config, load_config, load_file
 from ..filter import ToolFilter
+from ..filter.explain import Explainer
+from ..filter.judges import SharedCtx
 from ..focus.common import tool_name
 from ..groups import GroupFilter, GroupMode, ToolFilterGroup
 from ..groups.model import GroupFilterBase
@@ -443,17 +445,23 @@ def _rebuild(filter: ToolFilter, groups: GroupFilter, focus_lens: dict[str, Any]
 class _Reasons:
     """The reasons of one selection's dropped tools, worked out when asked."""
 
-    __slots__ = ("_ctx", "_focus", "_message", "_policy", "_stage_of", "_tools")
+    __slots__ = ("_ctx", "_explainer", "_focus", "_message", "_policy", "_shared", "_stage_of",
+                 "_tools")
 
     def __init__(self, policy: Policy, tools: list[Any], ctx: Any, message: str | None,
                  focus: Focus | None, stage_of: list[str | None]) -> None:
         self._policy, self._tools, self._ctx = policy, tools, ctx
         self._message, self._focus, self._stage_of = message, focus, stage_of
+        # One explainer and one CEL conversion of ctx for all the reasons.
+        self._explainer: Explainer | None = None
+        self._shared = SharedCtx(ctx)
 
     def explain(self, index: int, stage: str) -> str:
         tool, policy = self._tools[index], self._policy
         if stage == "visibility":
-            return policy.filter.explain(tool, self._ctx).reason
+            if self._explainer is None:
+                self._explainer = Explainer(policy.filter)
+            return self._explainer.explain_shared(tool, self._ctx, self._shared).reason
         if stage == "relevance":
             return self._relevance_reason(index)
         if stage == "groups":
