@@ -156,7 +156,10 @@ impl Expression {
                  (max_cost; a comprehension over a list that is not a literal counts {ASSUMED_SIZE} elements)"
             ));
         }
-        let reads_ctx = program.references().has_variable("ctx");
+        // `.ctx` is the same variable named from the root scope; the parser
+        // keeps the dot in the name, so both spellings count.
+        let references = program.references();
+        let reads_ctx = references.has_variable("ctx") || references.has_variable(".ctx");
         let mut tree = program.expression().clone();
         instrument(&mut tree);
         Ok(Expression { tree, reads_ctx, max_cost, estimate })
@@ -453,6 +456,7 @@ mod tests {
         assert!(Expression::compile("ctx.role == 'a'").unwrap().reads_ctx());
         assert!(!Expression::compile("tool.name == 'ctx'").unwrap().reads_ctx());
         assert!(Expression::compile("has(ctx.user) && tool.name == 'x'").unwrap().reads_ctx());
+        assert!(Expression::compile(".ctx != null && .ctx.role != 'admin'").unwrap().reads_ctx());
     }
 
     #[test]

@@ -10,14 +10,12 @@ true, an exclude hides it on true and on no verdict, so the pair tells the three
 apart. Expressions the fast path refuses for their cost at compile time are not
 compared (the reference has no static estimate, only a step budget).
 
-Where the engines disagree on purpose today, the disagreement is a known
-fast-path bug (see :data:`KNOWN_FAST_BUGS`) and the example asserts the
-reference's answer is the spec's by example instead.
+Where the engines disagree (one known case: `null in {...}` is an error in the
+fast path, which fails closed, and false in the definition), the grammar leaves
+the case out and a test by example states the definition's answer.
 """
 
 from __future__ import annotations
-
-import re
 
 import pytest
 from hypothesis import event, given
@@ -229,24 +227,6 @@ def _cost_refusal(message):
     return message is not None and "cost" in message.lower()
 
 
-#: Regex syntax where the fast path is not RE2 today (its regex crate gives
-#: \w, \d, \s, \b Unicode meanings): a disagreement on an expression calling
-#: matches() with one of these is the known bug of docs/policy.md, fixed on
-#: another branch; remove this when it is merged.
-KNOWN_FAST_REGEX_BUGS = ("\\w", "\\W", "\\d", "\\D", "\\s", "\\S", "\\b", "\\B")
-
-
-#: The fast path does not see that a root-scoped `.ctx` reads ctx (the pattern is
-#: judged as static, with no ctx): a known bug, see test_a_root_scoped_ctx_is_dynamic.
-_ROOT_CTX = re.compile(r"(?<![\w.)\]}'\"])\.ctx\b")
-
-
-def _known_fast_bug(source):
-    if _ROOT_CTX.search(source):
-        return True
-    return "matches(" in source and any(part in source for part in KNOWN_FAST_REGEX_BUGS)
-
-
 @given(source=_expressions, tool=_tools, ctx=_ctxs)
 def test_fast_equals_reference_on_a_wide_grammar(source, tool, ctx):
     fast_refused = _refused(toolfilter_fast, source)
@@ -260,9 +240,6 @@ def test_fast_equals_reference_on_a_wide_grammar(source, tool, ctx):
     (fast, fast_static), (ref, ref_static) = (
         _verdict(impl, source, tool, ctx) for impl in (toolfilter_fast, reference))
     event(f"verdict {ref}")
-    if (fast, fast_static) != (ref, ref_static) and _known_fast_bug(source):
-        event("a known fast-path bug")
-        return
     assert fast == ref, f"{source!r} on {tool!r} with ctx {ctx!r}: fast {fast}, reference {ref}"
     assert fast_static == ref_static, f"{source!r} on {tool!r}: static masks differ"
 
@@ -359,8 +336,6 @@ def test_reference_matches_is_re2(source, expected):
 
 
 @pytest.mark.parametrize(("source", "expected"), _RE2_CASES)
-@pytest.mark.xfail(reason="the fast path's matches() is not RE2 yet (issue 31 item 6, "
-                          "branch hard-cel): trim when it is merged", strict=False)
 def test_fast_path_matches_is_re2(source, expected):
     include = toolfilter_fast.compile(include=[Cel(source)]).visible(Tool("s", "t"))
     exclude = toolfilter_fast.compile(exclude=[Cel(source)]).visible(Tool("s", "t"))
@@ -392,13 +367,7 @@ def test_the_reference_step_budget_fails_closed(monkeypatch):
         cel.compile_cel(source).evaluate({})
 
 
-@pytest.mark.parametrize("impl", [
-    reference,
-    pytest.param(toolfilter_fast, marks=pytest.mark.xfail(
-        reason="known fast-path bug: the core does not count a root-scoped `.ctx` as reading "
-               "ctx, so the pattern is judged as static, with ctx null, and this exclude "
-               "shows the tool to every user", strict=False)),
-])
+@pytest.mark.parametrize("impl", [reference, toolfilter_fast])
 def test_a_root_scoped_ctx_is_dynamic(impl):
     # `.ctx` is the variable ctx, named from the root scope: the pattern reads ctx.
     f = impl.compile(exclude=[Cel('.ctx != null && .ctx.role != "admin"')])
