@@ -1,4 +1,4 @@
-"""The gateway's subcommands of ``toolfilter``: ``serve``, ``fetch`` and ``export``.
+"""The gateway's subcommands of ``toolfilter``: ``serve``, ``fetch``, ``export`` and ``pin``.
 
 ``register`` adds their parsers; each command checks all its input before
 anything starts (a bad servers file, an unknown server in the policy, a port
@@ -17,6 +17,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..config import ConfigError
+from ..pinning import DigestError, LockError, ToolLock, diff
+from ..pinning import render as render_changes
 from ..policy import Policy
 from .export import FORMATS, ExportError, allowed, render
 from .naming import MODES, Naming
@@ -300,6 +302,65 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- pin -------------------------------------------------------------------------------
+
+
+def _cmd_pin(args: argparse.Namespace) -> int:
+    # Late: pinning reads catalogs as check reads them (see _usage_error).
+    from ..cli.command import _read_catalogs
+
+    if bool(args.servers) == bool(args.catalogs):
+        raise _usage_error("give --servers SERVERS.json or CATALOG files (one of the two)")
+    if args.catalogs:
+        tools = _read_catalogs(args.catalogs, None)
+    else:
+        servers = _servers(args.servers)
+        try:
+            # Late: listing servers imports FastMCP, which only the gateway extra installs.
+            from .pin import list_servers
+            from .serve import configure_logging  # (the same)
+        except ImportError:
+            raise _usage_error(f"pin --servers {_GATEWAY_EXTRA}") from None
+        configure_logging("ERROR", "toolfilter pin")
+        logging.getLogger("toolfilter_fast.gateway.stderr").setLevel("INFO")
+        tools, failed = list_servers(servers, args.timeout)
+        for name, why in failed:
+            print(f"toolfilter pin: error: server {name!r}: {why}", file=sys.stderr)
+        if failed:
+            # A lock without a server would hide all its tools as new: none is written.
+            print(f"toolfilter pin: {len(failed)} of {len(servers)} servers could not be "
+                  "listed: nothing written", file=sys.stderr)
+            return 1
+    if not args.diff:
+        try:
+            lock = ToolLock.from_tools(tools)
+        except (DigestError, LockError) as err:
+            raise _usage_error(f"cannot pin: {err}") from None
+        text = lock.dumps()
+        if args.output is None:
+            sys.stdout.write(text)
+        else:
+            try:
+                Path(args.output).write_text(text, encoding="utf-8")
+            except OSError as err:
+                raise _usage_error(f"-o {args.output}: {err.strerror or err}") from None
+        print(f"toolfilter pin: {len(lock)} tools of {len(lock.servers)} servers pinned",
+              file=sys.stderr)
+        return 0
+    try:
+        pinned = ToolLock.read(args.lock)
+    except LockError as err:
+        raise _usage_error(f"--lock {err}") from None
+    changes = diff(pinned, tools)
+    if args.format == "json":
+        json.dump({"lock": args.lock, "changes": [c.to_dict() for c in changes]}, sys.stdout,
+                  ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_changes(changes))
+    return 1 if changes else 0
+
+
 # --- the parsers -------------------------------------------------------------------------
 
 
@@ -403,3 +464,27 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     export.add_argument("--server-url", action="append", default=[], metavar="SERVER=URL",
                         help="a server's URL (openai, anthropic); repeatable")
     export.set_defaults(run=_cmd_export)
+
+    pin = sub.add_parser(
+        "pin", parents=parents, help="pin the servers' tool definitions in a lock file",
+        description="Lists every server of the servers file (or reads catalogs) and writes a "
+                    "lock: the sha256 digest and the definition of each tool's name, "
+                    "description, input and output schema and annotations. A policy's "
+                    "[pinning] section names the lock, and hides a tool that changed since "
+                    "(or a new one). --diff compares the lock with what the servers list "
+                    "now and shows each change for review (exit 1 when there is one).",
+    )
+    pin.add_argument("--servers", metavar="SERVERS.json", help=servers_help)
+    pin.add_argument("catalogs", nargs="*", metavar="CATALOG",
+                     help="catalog files instead of live servers (as check reads them)")
+    pin.add_argument("--diff", action="store_true",
+                     help="show what changed since the lock (--lock) instead of writing one")
+    pin.add_argument("--lock", default="tools.lock", metavar="FILE",
+                     help="the lock --diff compares with (default: tools.lock)")
+    pin.add_argument("-o", "--output", metavar="FILE",
+                     help="write the lock to FILE (default: standard output)")
+    pin.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                     help="per server, to start and list (default: 30)")
+    pin.add_argument("--format", choices=("text", "json"), default="text",
+                     help="--diff's output (default: text)")
+    pin.set_defaults(run=_cmd_pin)
