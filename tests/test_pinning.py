@@ -11,6 +11,7 @@ import pickle
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
+from test_policy_fuzz import LIARS
 
 import toolfilter_fast
 from toolfilter_fast import Policy, Tool, reference
@@ -27,7 +28,6 @@ from toolfilter_fast.pinning import (
 )
 
 from test_filter_properties import HOSTILE
-from test_policy_fuzz import LIARS
 
 READ = Tool("fs", "read_file", "Read a file", {"type": "object"}, {"readOnlyHint": True})
 WRITE = Tool("fs", "write_file", "Write a file", {"type": "object", "required": ["path"]})
