@@ -20,6 +20,7 @@ from ..config import ConfigError
 from ..pinning import DigestError, LockError, ToolLock, diff
 from ..pinning import render as render_changes
 from ..policy import Policy
+from .audit import AuditLog
 from .export import FORMATS, ExportError, allowed, render
 from .naming import MODES, Naming
 from .servers import (
@@ -151,7 +152,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     _policy(args.config, servers)  # the errors of the file, named as check names them
     try:
-        policy = serve.PolicyFile(args.config, check)
+        audit = AuditLog.open(args.audit_log, mode=args.mode)
+    except OSError as err:
+        raise _usage_error(f"--audit-log {args.audit_log}: cannot open ({err.strerror or err})"
+                           ) from None
+    try:
+        policy = serve.PolicyFile(args.config, check, audit)
     except ConfigError as err:
         raise ConfigError(f"{args.config}: {err}") from None
     auth = _auth(args) if http else None
@@ -420,6 +426,14 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     serve.add_argument("--page-size", type=_page_size, default=None, metavar="N",
                        help="list at most N items a page, with a cursor for the next "
                             "(default: every item in one page)")
+    serve.add_argument("--mode", choices=("enforce", "audit"), default=None,
+                       help="enforce: hide what the policy hides; audit: hide nothing and "
+                            "log what would have been hidden (default: the policy's "
+                            "[policy] mode, else enforce)")
+    serve.add_argument("--audit-log", default="-", metavar="FILE",
+                       help="append the audit log (JSON lines: refused requests, hidden "
+                            "calls, reloads, upstreams up and down) to FILE; - is stderr "
+                            "(default: -)")
     serve.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                        default="INFO", help="default: INFO")
     serve.set_defaults(run=_cmd_serve)
