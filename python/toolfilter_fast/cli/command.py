@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import sys
 import warnings
@@ -789,6 +790,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     _prepare_streams()
+    # The pinning stage's warnings (one a hidden tool) say what the command's
+    # rows say: no second copy on stderr. serve's own log handler (on the
+    # package's logger) still gets them.
+    logging.getLogger("toolfilter_fast.pinning").addHandler(logging.NullHandler())
     try:
         return int(args.run(args))
     except (UsageError, ConfigError, CatalogError) as err:

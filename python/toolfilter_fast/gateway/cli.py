@@ -150,9 +150,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if clashes:
             raise ConfigError(clashes[0])
 
-    _policy(args.config, servers)  # the errors of the file, named as check names them
+    first = _policy(args.config, servers)  # the errors of the file, named as check names them
+    # No audit log unless asked for, but in audit mode, whose point it is: stderr then.
+    target = args.audit_log
+    if target is None and (args.mode or first.mode) == "audit":
+        target = "-"
     try:
-        audit = AuditLog.open(args.audit_log, mode=args.mode)
+        audit = AuditLog.open(target, mode=args.mode)
     except OSError as err:
         raise _usage_error(f"--audit-log {args.audit_log}: cannot open ({err.strerror or err})"
                            ) from None
@@ -430,10 +434,10 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
                        help="enforce: hide what the policy hides; audit: hide nothing and "
                             "log what would have been hidden (default: the policy's "
                             "[policy] mode, else enforce)")
-    serve.add_argument("--audit-log", default="-", metavar="FILE",
+    serve.add_argument("--audit-log", default=None, metavar="FILE",
                        help="append the audit log (JSON lines: refused requests, hidden "
                             "calls, reloads, upstreams up and down) to FILE; - is stderr "
-                            "(default: -)")
+                            "(default: none, but stderr in audit mode)")
     serve.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                        default="INFO", help="default: INFO")
     serve.set_defaults(run=_cmd_serve)
