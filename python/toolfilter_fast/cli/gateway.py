@@ -17,13 +17,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..config import ConfigError
-from ..pinning import DigestError, LockError, ToolLock, diff
-from ..pinning import render as render_changes
-from ..policy import Policy
-from .audit import AuditLog
-from .export import FORMATS, ExportError, allowed, render
-from .naming import MODES, Naming
-from .servers import (
+from ..gateway.audit import AuditLog
+from ..gateway.export import FORMATS, ExportError, allowed, render
+from ..gateway.naming import MODES, Naming
+from ..gateway.servers import (
     ServersError,
     ServerSpec,
     check_server_id,
@@ -31,6 +28,10 @@ from .servers import (
     read_servers,
     unknown_servers,
 )
+from ..pinning import DigestError, LockError, ToolLock, diff
+from ..pinning import render as render_changes
+from ..policy import Policy
+from .options import UsageError, parse_ctx, read_catalogs
 
 __all__ = ["register"]
 
@@ -38,10 +39,6 @@ _GATEWAY_EXTRA = "needs FastMCP: pip install 'toolfilter_fast[gateway]'"
 
 
 def _usage_error(message: str) -> Exception:
-    # Late: cli.command registers these commands, so it is loaded before this
-    # module is; its UsageError is what main() reports as one line and exit 2.
-    from ..cli.command import UsageError
-
     return UsageError(message)
 
 
@@ -63,10 +60,7 @@ def _servers(path: str) -> list[ServerSpec]:
 
 
 def _ctx(text: str | None) -> Any:
-    # Late: as in _usage_error; --ctx is read as check and explain read it.
-    from ..cli.command import _parse_ctx
-
-    return _parse_ctx(text)
+    return parse_ctx(text)
 
 
 # --- serve -----------------------------------------------------------------------------
@@ -113,7 +107,7 @@ def _auth(args: argparse.Namespace) -> Any:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     # First: a SIGINT or SIGTERM from here on stops the gateway, whatever it is doing.
-    from .stopping import Stopper
+    from ..gateway.stopping import Stopper
 
     stopper = Stopper()
     stopper.install()
@@ -130,7 +124,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise _usage_error(f"serve {_GATEWAY_EXTRA}") from None
     # Late: serve imports FastMCP, which only the gateway extra installs.
-    from . import serve
+    from ..gateway import serve
 
     try:
         message = serve.MessageSource.parse(args.message_from)
@@ -255,8 +249,8 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
         raise _usage_error(f"-o {directory}: {err.strerror or err}") from None
     try:
         # Late: fetch and serve import FastMCP, which only the gateway extra installs.
-        from .fetch import fetch_all
-        from .serve import configure_logging  # (the same)
+        from ..gateway.fetch import fetch_all
+        from ..gateway.serve import configure_logging  # (the same)
     except ImportError:
         raise _usage_error(f"fetch {_GATEWAY_EXTRA}") from None
 
@@ -294,13 +288,10 @@ def _urls(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    # Late: as in _usage_error; catalogs are read as check reads them.
-    from ..cli.command import _read_catalogs
-
     ctx = _ctx(args.ctx)
     urls = _urls(args)
     policy = _policy(args.config, None)
-    tools = _read_catalogs(args.catalogs, None)
+    tools = read_catalogs(args.catalogs, None)
     try:
         result = allowed(policy, tools, ctx=ctx, ctx_given=args.ctx is not None,
                          message=args.message, describe=[args.config, *args.catalogs],
@@ -316,19 +307,16 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_pin(args: argparse.Namespace) -> int:
-    # Late: pinning reads catalogs as check reads them (see _usage_error).
-    from ..cli.command import _read_catalogs
-
     if bool(args.servers) == bool(args.catalogs):
         raise _usage_error("give --servers SERVERS.json or CATALOG files (one of the two)")
     if args.catalogs:
-        tools = _read_catalogs(args.catalogs, None)
+        tools = read_catalogs(args.catalogs, None)
     else:
         servers = _servers(args.servers)
         try:
             # Late: listing servers imports FastMCP, which only the gateway extra installs.
-            from .pin import list_servers
-            from .serve import configure_logging  # (the same)
+            from ..gateway.pin import list_servers
+            from ..gateway.serve import configure_logging  # (the same)
         except ImportError:
             raise _usage_error(f"pin --servers {_GATEWAY_EXTRA}") from None
         configure_logging("ERROR", "toolfilter pin")
