@@ -113,6 +113,7 @@ from ._errors import PatternError
 from ._tool import HINTS
 from .filter import ToolFilter
 from .filter.entries import Annotations, Cel
+from .filter.tool_filter import CONFIG_READERS
 from .focus import FocusLens
 from .focus.common import MODES as FOCUS_LENS_MODES
 from .focus.common import check_id as check_focus_id
@@ -702,3 +703,7 @@ def filter_from_file(
 ) -> ToolFilter:
     """``ToolFilter.from_file``: the filter of a TOML or JSON config file."""
     return load_file(path, cls=cls).filter
+
+
+# ToolFilter.from_config and ToolFilter.from_file read configs through these.
+CONFIG_READERS.update(config=filter_from_config, file=filter_from_file)
