@@ -57,7 +57,8 @@ with the tools' verdicts is in :meth:`toolfilter_fast.Policy.select_prompts`.
 ``[pinning]`` names a lock file (``lock``, a path relative to the config
 file's directory; ``toolfilter pin`` writes it) and what happens to a tool
 it does not know (``on_new``) or whose definition changed (``on_changed``):
-``"hide"`` (the default of both) or ``"show"``. The lock is read when the
+``"hide"`` (the default of both) or ``"show"``; ``fields`` lists the pinned
+fields compared (default all five). The lock is read when the
 config is loaded: :mod:`toolfilter_fast.pinning`.
 
 ``[policy]`` holds ``mode``: ``"enforce"`` (the default) or ``"audit"`` (a
@@ -150,7 +151,7 @@ RELEVANCE_KEYS = ("top_k", "weights", "k1", "server_k1", "b", "server_evidence",
 BUDGET_KEYS = ("max_tools",)
 FILTER_KEYS = ("include", "exclude")
 FOCUS_LENS_KEYS = ("mode", "max_tools", "session_id", "focused_id", "hover_id")
-PINNING_KEYS = ("lock", "on_new", "on_changed")
+PINNING_KEYS = ("lock", "on_new", "on_changed", "fields")
 POLICY_KEYS = ("mode",)
 #: What a gateway does with a policy's decisions: apply them, or only log them.
 POLICY_MODES = ("enforce", "audit")
@@ -540,8 +541,11 @@ def _rename_section(where: _Where, value: Any) -> Renames:
 def _pinning_section(where: _Where, value: Any) -> Pinning:
     """``[pinning]``: the lock file (relative to the config file's directory)
     and ``on_new``/``on_changed``, each ``"hide"`` or ``"show"``."""
-    options: dict[str, str] = {}
+    options: dict[str, Any] = {}
     for at, key, item in _table_items(where, "pinning", value, PINNING_KEYS):
+        if key == "fields":
+            options[key] = _string_list(where, at, item)
+            continue
         if not isinstance(item, str) or item == "":
             raise where.error(at, "expected a non-empty string", entry=item)
         if key != "lock" and item not in PINNING_ACTIONS:
@@ -556,6 +560,8 @@ def _pinning_section(where: _Where, value: Any) -> Pinning:
         return Pinning(os.path.join(base, lock), **options)
     except LockError as err:
         raise where.error("pinning.lock", str(err), show_entry=False) from None
+    except ValueError as err:  # the fields
+        raise where.error("pinning.fields", str(err), show_entry=False) from None
 
 
 def _policy_section(where: _Where, value: Any) -> str:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from .digest import DigestError, definition_of, digest_of
+from .digest import PINNED_FIELDS, DigestError, definition_of, digest_of
 from .lock import ToolLock, _exact, changed_fields
 
 __all__ = ["ACTIONS", "Pinning", "logger"]
@@ -44,16 +44,20 @@ class Pinning:
     of a lock file), and what happens to a tool the lock does not know
     (``on_new``) and to one whose definition is not the pinned one
     (``on_changed``): ``"hide"`` (the default of both) or ``"show"``.
-    Immutable and thread-safe."""
+    ``fields`` (default: all of :data:`~toolfilter_fast.pinning.digest.PINNED_FIELDS`)
+    are the pinned fields compared, by their wire names: where the tool
+    records lack one (a framework that gives no ``outputSchema``), leave it
+    out, or every tool would look changed. Immutable and thread-safe."""
 
-    __slots__ = ("_cache", "_lock", "_logged", "lock", "on_changed", "on_new")
+    __slots__ = ("_cache", "_lock", "_logged", "fields", "lock", "on_changed", "on_new")
 
     lock: ToolLock
     on_new: Action
     on_changed: Action
+    fields: tuple[str, ...]
 
     def __init__(self, lock: ToolLock | str | os.PathLike[str], *, on_new: str = "hide",
-                 on_changed: str = "hide") -> None:
+                 on_changed: str = "hide", fields: Sequence[str] | None = None) -> None:
         if isinstance(lock, (str, os.PathLike)):
             lock = ToolLock.read(lock)
         if not isinstance(lock, ToolLock):
@@ -62,22 +66,23 @@ class Pinning:
         self.lock = lock
         self.on_new = _check_action(on_new, "on_new")
         self.on_changed = _check_action(on_changed, "on_changed")
+        self.fields = _check_fields(fields)
         self._lock = threading.Lock()
         self._cache: dict[int, tuple[Any, str | None]] = {}
         self._logged: set[tuple[str, str, str]] = set()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (self.lock, self.on_new, self.on_changed))
+        return (_rebuild, (self.lock, self.on_new, self.on_changed, self.fields))
 
     def __repr__(self) -> str:
         return (f"Pinning({self.lock!r}, on_new={self.on_new!r}, "
-                f"on_changed={self.on_changed!r})")
+                f"on_changed={self.on_changed!r}, fields={list(self.fields)!r})")
 
     def verdict(self, tool: Any) -> tuple[str, tuple[str, ...]]:
         """What the lock says of ``tool``: ``("pinned", ())``, ``("new", ())``,
         ``("changed", fields)`` or ``("unreadable", ())``."""
         server, name = _exact(tool, "server_id"), _exact(tool, "name")
-        definition = definition_of(tool)
+        definition = self._chosen(definition_of(tool))
         pinned = self.lock.get(server, name)
         try:
             digest = digest_of(definition)
@@ -85,9 +90,17 @@ class Pinning:
             return "unreadable", ()
         if pinned is None:
             return "new", ()
-        if pinned.digest == digest:
+        if len(self.fields) == len(PINNED_FIELDS):
+            if pinned.digest == digest:
+                return "pinned", ()
+        elif digest_of(self._chosen(pinned.definition)) == digest:
             return "pinned", ()
-        return "changed", changed_fields(pinned.definition, definition)
+        return "changed", changed_fields(self._chosen(pinned.definition), definition)
+
+    def _chosen(self, definition: Mapping[str, Any]) -> dict[str, Any]:
+        """The definition with the fields not compared left as None."""
+        return {wire: definition.get(wire) if wire in self.fields else None
+                for wire, _ in PINNED_FIELDS}
 
     def reason(self, tool: Any) -> str | None:
         """Why the stage hides ``tool`` (None: it keeps it)."""
@@ -138,5 +151,22 @@ class Pinning:
         logger.warning("tool %s/%s %s", key[0], key[1], why)
 
 
-def _rebuild(lock: ToolLock, on_new: str, on_changed: str) -> Pinning:
-    return Pinning(lock, on_new=on_new, on_changed=on_changed)
+def _check_fields(fields: Any) -> tuple[str, ...]:
+    names = [wire for wire, _ in PINNED_FIELDS]
+    if fields is None:
+        return tuple(names)
+    if isinstance(fields, str) or not isinstance(fields, Sequence):
+        raise TypeError(f"pinning fields must be a list of field names, not "
+                        f"{type(fields).__name__}")
+    for field in fields:
+        if not isinstance(field, str) or field not in names:
+            raise ValueError(f"pinning fields: {field!r} is not a pinned field (they are "
+                             f"{', '.join(names)})")
+    if "name" not in fields:
+        raise ValueError("pinning fields must hold 'name' (a tool is pinned by its name)")
+    return tuple(name for name in names if name in fields)
+
+
+def _rebuild(lock: ToolLock, on_new: str, on_changed: str,
+             fields: Sequence[str] | None = None) -> Pinning:
+    return Pinning(lock, on_new=on_new, on_changed=on_changed, fields=fields)

@@ -46,13 +46,14 @@ def _json_value(value: Any) -> Any:
     raise _NoJson
 
 
-def _digest(tool: Any) -> str | None:
+def _digest(record: dict[str, Any], fields: Any) -> str | None:
+    """The digest of ``record`` (wire name -> value) with only ``fields`` kept."""
     try:
-        record = {wire: _json_value(getattr(tool, attribute, None))
-                  for wire, attribute in _FIELDS.items()}
+        kept = {wire: _json_value(record.get(wire)) if wire in fields else None
+                for wire in _FIELDS}
     except (_NoJson, RecursionError):
         return None
-    text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    text = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
@@ -63,7 +64,9 @@ def pin_hides(pinning: Any, tool: Any) -> bool:
         if not isinstance(getattr(tool, what), str):
             raise TypeError(f"{what} must be str")
     server, name = text_of(tool.server_id), text_of(tool.name)
-    digest = _digest(tool)
+    fields = pinning.fields
+    digest = _digest({wire: getattr(tool, attribute, None)
+                      for wire, attribute in _FIELDS.items()}, fields)
     if digest is None:
         return True
     entry = None
@@ -72,4 +75,5 @@ def pin_hides(pinning: Any, tool: Any) -> bool:
             entry = pinned
     if entry is None:
         return bool(pinning.on_new == "hide")
-    return bool(entry.digest != digest and pinning.on_changed == "hide")
+    return bool(_digest(dict(entry.definition), fields) != digest
+                and pinning.on_changed == "hide")
