@@ -139,3 +139,19 @@ def test_audit_mode_hides_nothing_and_says_what_it_would_have(tmp_path, how):
     assert call["policy"] == listing["policy"]
     assert events(audit, "hidden") == []
     assert SECRET_ARG not in audit.read_text(encoding="utf-8")
+
+
+def test_a_sighup_right_after_ready_is_a_reload(tmp_path):
+    """SIGHUP at once after "gateway ready", maybe before the policy watcher
+    runs: a reload waiting for it, never the signal's default (the end of the
+    process, as a loaded machine once showed)."""
+    raw_setup(tmp_path, TOOLS, POLICY)
+    audit = tmp_path / "audit.jsonl"
+    served = serve_http(tmp_path, "--audit-log", str(audit))
+    try:
+        served.process.send_signal(signal.SIGHUP)
+        served.wait_for(r"reloaded \(SIGHUP\)")
+        [reload] = wait_for_event(audit, "reload")
+        assert reload["ok"] is True and reload["old"] == reload["new"]
+    finally:
+        assert served.stop() == 0

@@ -301,9 +301,7 @@ async def _close(upstream: Upstream) -> None:
 async def _watch(gateway: Gateway) -> None:
     """SIGHUP and a changed policy file reload; runs for the gateway's life."""
     loop = asyncio.get_running_loop()
-    hup = asyncio.Event()
-    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-        loop.add_signal_handler(signal.SIGHUP, hup.set)
+    hup = _hangups(loop)
     try:
         while True:
             with contextlib.suppress(asyncio.TimeoutError):
@@ -316,6 +314,22 @@ async def _watch(gateway: Gateway) -> None:
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.remove_signal_handler(signal.SIGHUP)
+        _HANGUPS.pop(loop, None)
+
+
+#: Each loop's SIGHUP flag, set from the moment the gateway starts: a SIGHUP
+#: that comes after "gateway ready" but before the watcher runs is a reload
+#: waiting, never the signal's default action (which ends the process).
+_HANGUPS: dict[asyncio.AbstractEventLoop, asyncio.Event] = {}
+
+
+def _hangups(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
+    hup = _HANGUPS.get(loop)
+    if hup is None:
+        hup = _HANGUPS[loop] = asyncio.Event()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGHUP, hup.set)
+    return hup
 
 
 # --- stopping --------------------------------------------------------------------------
@@ -446,6 +460,7 @@ async def _main(gateway: Gateway, transport: str, sock: socket.socket | None,
             uvicorn_server.force_exit = True
 
     stopper.attach(loop, act)
+    _hangups(loop)
     try:
         await gateway.start()
         state["serving"] = True
