@@ -41,6 +41,18 @@ def definition_of(tool: Any) -> dict[str, Any]:
 def _plain(value: Any, where: str) -> Any:
     """``value`` as plain JSON data (dicts, lists, str, int, float, bool, None),
     a mapping's keys checked to be str; a DigestError naming ``where`` else."""
+    # The exact JSON types first (what a server's definition holds): no copy.
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is dict:
+        for key in value:
+            if type(key) is not str:
+                break
+        else:
+            return {key: _plain(item, where) for key, item in value.items()}
+    if kind is list:
+        return [_plain(item, where) for item in value]
     # A subclass of str, int or float is read by its base type's own slot:
     # its overridden __str__ or __eq__ never chooses the text.
     if value is None or isinstance(value, bool):

@@ -97,8 +97,10 @@ class Pinning:
             return "pinned", ()
         return "changed", changed_fields(self._chosen(pinned.definition), definition)
 
-    def _chosen(self, definition: Mapping[str, Any]) -> dict[str, Any]:
+    def _chosen(self, definition: Mapping[str, Any]) -> Mapping[str, Any]:
         """The definition with the fields not compared left as None."""
+        if len(self.fields) == len(PINNED_FIELDS):
+            return definition
         return {wire: definition.get(wire) if wire in self.fields else None
                 for wire, _ in PINNED_FIELDS}
 
