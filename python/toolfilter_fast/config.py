@@ -36,6 +36,14 @@ A config file is a table (TOML) or an object (JSON)::
     tool = "create_issue"
     name = "new_issue"
 
+    [pinning]
+    lock = "tools.lock"
+    on_new = "hide"
+    on_changed = "hide"
+
+    [policy]
+    mode = "enforce"
+
 ``[prompts]`` and ``[resources]`` hold ``include``/``exclude`` lists in the
 same pattern syntax, matched over ``(server_id, prompt name)`` and
 ``(server_id, resource URI or URI template)``; annotation patterns are refused
@@ -45,6 +53,16 @@ with the tools' verdicts is in :meth:`toolfilter_fast.Policy.select_prompts`.
 ``[[rename]]`` entries (``server``, ``tool``, and a new ``name``, a
 ``description`` or both) change how a tool is shown, never how it is judged:
 :mod:`toolfilter_fast.renames`.
+
+``[pinning]`` names a lock file (``lock``, a path relative to the config
+file's directory; ``toolfilter pin`` writes it) and what happens to a tool
+it does not know (``on_new``) or whose definition changed (``on_changed``):
+``"hide"`` (the default of both) or ``"show"``; ``fields`` lists the pinned
+fields compared (default all five). The lock is read when the
+config is loaded: :mod:`toolfilter_fast.pinning`.
+
+``[policy]`` holds ``mode``: ``"enforce"`` (the default) or ``"audit"`` (a
+gateway logs what the policy would hide and hides nothing).
 
 ``include`` and ``exclude`` may also stand at the top level instead of under
 ``[filter]`` (not both). A pattern entry is one of:
@@ -98,12 +116,15 @@ from ._errors import PatternError
 from ._tool import HINTS
 from .filter import ToolFilter
 from .filter.entries import Annotations, Cel
+from .filter.tool_filter import CONFIG_READERS
 from .focus import FocusLens
 from .focus.common import MODES as FOCUS_LENS_MODES
 from .focus.common import check_id as check_focus_id
 from .groups import GroupFilter, ToolFilterGroup
 from .groups.model import GroupConfigError, GroupFilterBase, _group_from_mapping
 from .groups.model import _Where as _GroupWhere
+from .pinning import ACTIONS as PINNING_ACTIONS
+from .pinning import LockError, Pinning
 from .relevance.options import FIELDS as RELEVANCE_FIELDS
 from .relevance.options import Relevance
 from .renames import RenameError, Renames
@@ -126,12 +147,16 @@ __all__ = [
 ]
 
 TOP_LEVEL_KEYS = ("filter", "include", "exclude", "relevance", "tool_filter_groups", "focus_lens",
-                  "budget", "prompts", "resources", "rename")
+                  "budget", "prompts", "resources", "rename", "pinning", "policy")
 RELEVANCE_KEYS = ("top_k", "weights", "k1", "server_k1", "b", "server_evidence", "synonyms",
                   "path_words", "steps", "scorer", "scorer_weight")
 BUDGET_KEYS = ("max_tools",)
 FILTER_KEYS = ("include", "exclude")
 FOCUS_LENS_KEYS = ("mode", "max_tools", "session_id", "focused_id", "hover_id")
+PINNING_KEYS = ("lock", "on_new", "on_changed", "fields")
+POLICY_KEYS = ("mode",)
+#: What a gateway does with a policy's decisions: apply them, or only log them.
+POLICY_MODES = ("enforce", "audit")
 _FLAGS = {"a": re.ASCII, "i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
 
@@ -523,6 +548,42 @@ def _rename_section(where: _Where, value: Any) -> Renames:
                           entry=value[err.index]) from None
 
 
+def _pinning_section(where: _Where, value: Any) -> Pinning:
+    """``[pinning]``: the lock file (relative to the config file's directory)
+    and ``on_new``/``on_changed``, each ``"hide"`` or ``"show"``."""
+    options: dict[str, Any] = {}
+    for at, key, item in _table_items(where, "pinning", value, PINNING_KEYS):
+        if key == "fields":
+            options[key] = _string_list(where, at, item)
+            continue
+        if not isinstance(item, str) or item == "":
+            raise where.error(at, "expected a non-empty string", entry=item)
+        if key != "lock" and item not in PINNING_ACTIONS:
+            raise where.error(at, "expected 'hide' or 'show'", entry=item)
+        options[key] = item
+    if "lock" not in options:
+        raise where.error("pinning.lock", "the lock file is needed (toolfilter pin writes "
+                          "one)", show_entry=False)
+    lock = options.pop("lock")
+    base = os.getcwd() if where.path is None else os.path.dirname(os.path.abspath(where.path))
+    try:
+        return Pinning(os.path.join(base, lock), **options)
+    except LockError as err:
+        raise where.error("pinning.lock", str(err), show_entry=False) from None
+    except ValueError as err:  # the fields
+        raise where.error("pinning.fields", str(err), show_entry=False) from None
+
+
+def _policy_section(where: _Where, value: Any) -> str:
+    """``[policy]``: ``mode``, ``"enforce"`` or ``"audit"``."""
+    mode = "enforce"
+    for at, _, item in _table_items(where, "policy", value, POLICY_KEYS):
+        if item not in POLICY_MODES or not isinstance(item, str):
+            raise where.error(at, "expected 'enforce' or 'audit'", entry=item)
+        mode = item
+    return mode
+
+
 @dataclass(frozen=True)
 class Config:
     """A whole config file: the filter, the tool groups, the focus-lens defaults
@@ -536,7 +597,9 @@ class Config:
     ``relevance`` the ``[relevance]`` stage's options, None when absent;
     ``prompts`` and ``resources`` the ``[prompts]`` and ``[resources]`` filters
     (None when absent: nothing beyond the tools' verdicts hides them);
-    ``renames`` the ``[[rename]]`` entries (empty when absent).
+    ``renames`` the ``[[rename]]`` entries (empty when absent);
+    ``pinning`` the ``[pinning]`` stage (None when absent); ``mode`` the
+    ``[policy]`` mode (``"enforce"`` when absent).
     :class:`~toolfilter_fast.Policy` puts them together.
     """
 
@@ -549,6 +612,8 @@ class Config:
     prompts: ToolFilter | None = None
     resources: ToolFilter | None = None
     renames: Renames = field(default_factory=Renames)
+    pinning: Pinning | None = None
+    mode: str = "enforce"
 
     @property
     def groups(self) -> tuple[ToolFilterGroup, ...]:
@@ -589,8 +654,10 @@ def load_config(
         _extra_section(where, key, config[key], cls) if key in config else None
         for key in ("prompts", "resources"))
     renames = _rename_section(where, config["rename"]) if "rename" in config else Renames()
+    pinning = _pinning_section(where, config["pinning"]) if "pinning" in config else None
+    mode = _policy_section(where, config["policy"]) if "policy" in config else "enforce"
     return Config(tool_filter, groups, focus_lens, where.path, budget, relevance, prompts,
-                  resources, renames)
+                  resources, renames, pinning, mode)
 
 
 def parse_toml(text: str) -> dict[str, Any]:
@@ -652,3 +719,7 @@ def filter_from_file(
 ) -> ToolFilter:
     """``ToolFilter.from_file``: the filter of a TOML or JSON config file."""
     return load_file(path, cls=cls).filter
+
+
+# ToolFilter.from_config and ToolFilter.from_file read configs through these.
+CONFIG_READERS.update(config=filter_from_config, file=filter_from_file)

@@ -1,7 +1,9 @@
 """The ``toolfilter`` command (``python -m toolfilter_fast`` too).
 
 ``command`` parses the arguments and runs ``check``, ``explain``, ``demo`` and
-``bench``; ``catalog_files`` reads tool catalogs from files; ``term`` draws
+``bench``; ``gateway`` adds ``serve``, ``fetch``, ``export`` and ``pin``;
+``options`` is what both read alike (``--ctx``, the catalogs, the usage
+error); ``catalog_files`` reads tool catalogs from files; ``term`` draws
 colours, tables and a progress bar; ``demo`` is the example that ``demo`` runs.
 """
 

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import sys
 import warnings
@@ -23,46 +24,22 @@ from .._version import __version__
 from ..config import Config, ConfigError, load_config, load_file, parse_toml
 from ..filter.entries import Annotations, Cel
 from ..filter.explain import Decision, Explainer, describe_pattern
-from ..gateway import cli as gateway_cli
 from ..gateway.servers import ServersError, read_servers
 from ..policy import Policy
 from ..policy.model import serving_order
 from . import demo as _demo
-from .catalog_files import CatalogError, read_catalog
+from . import gateway as gateway_cli
+from .catalog_files import CatalogError
 from .lint import deny_rule, lint
+from .options import UsageError
+from .options import parse_ctx as _parse_ctx
+from .options import read_catalogs as _read_catalogs
 from .term import ProgressBar, Style, table, wants_color
 
 __all__ = ["main"]
 
 #: Catalogs bigger than this get a progress bar (on a terminal).
 PROGRESS_THRESHOLD = 100_000
-
-
-class UsageError(Exception):
-    """A bad argument found after parsing: reported like argparse's own, exit 2."""
-
-
-# --- shared options ------------------------------------------------------------------
-
-
-def _parse_ctx(text: str | None) -> Any:
-    """``--ctx``: JSON text, or ``@FILE`` holding JSON."""
-    if text is None:
-        return None
-    where = "--ctx"
-    if text.startswith("@"):
-        path = text[1:]
-        where = f"--ctx {text}"
-        try:
-            text = Path(path).read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            raise UsageError(f"{where}: no such file") from None
-        except (OSError, UnicodeDecodeError) as err:
-            raise UsageError(f"{where}: cannot read ({err})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise UsageError(f"{where}: invalid JSON: {err.msg} (column {err.colno})") from None
 
 
 def _split_tool(text: str, flag: str) -> tuple[str, str]:
@@ -82,25 +59,6 @@ def _load_config(path: str, command: str) -> Config:
     return config
 
 
-def _catalog_args(args: Sequence[str], server_id: str | None) -> list[tuple[str, str | None]]:
-    """``(path, server_id)`` for each CATALOG argument (``SERVER=PATH`` or ``PATH``)."""
-    if server_id is not None and len(args) > 1:
-        raise UsageError(
-            "--server-id names the server of a single catalog; with several, "
-            "write each as SERVER=FILE",
-        )
-    out: list[tuple[str, str | None]] = []
-    for arg in args:
-        server, equals, path = arg.partition("=")
-        if equals and arg != "-" and not Path(arg).exists():
-            if not server or not path:
-                raise UsageError(f"catalog {arg!r}: expected FILE or SERVER=FILE")
-            out.append((path, server))
-        else:
-            out.append((arg, server_id))
-    return out
-
-
 def _server_order(path: str | None) -> list[str]:
     """``--servers``: the servers file's servers, in its order (read as serve reads it)."""
     if path is None:
@@ -109,13 +67,6 @@ def _server_order(path: str | None) -> list[str]:
         return [spec.name for spec in read_servers(path)]
     except ServersError as err:
         raise UsageError(f"--servers {err}") from None
-
-
-def _read_catalogs(args: Sequence[str], server_id: str | None) -> list[Tool]:
-    tools: list[Tool] = []
-    for path, server in _catalog_args(args, server_id):
-        tools.extend(read_catalog(path, server))
-    return tools
 
 
 def _explain_all(
@@ -765,8 +716,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_gateway_commands(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """``serve``, ``fetch`` and ``export``: the gateway's commands, which live in
-    ``toolfilter_fast.gateway`` (FastMCP is imported only when one runs)."""
+    """``serve``, ``fetch``, ``export`` and ``pin``: the gateway's commands, in
+    ``cli.gateway`` (FastMCP is imported only when one runs)."""
     gateway_cli.register(sub, parents)
 
 
@@ -789,6 +740,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     _prepare_streams()
+    # The pinning stage's warnings (one a hidden tool) say what the command's
+    # rows say: no second copy on stderr. serve's own log handler (on the
+    # package's logger) still gets them.
+    logging.getLogger("toolfilter_fast.pinning").addHandler(logging.NullHandler())
     try:
         return int(args.run(args))
     except (UsageError, ConfigError, CatalogError) as err:

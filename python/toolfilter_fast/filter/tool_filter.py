@@ -395,18 +395,32 @@ class ToolFilter:
     @classmethod
     def from_config(cls, config: Any) -> ToolFilter:
         """A filter from a parsed config mapping (see ``toolfilter_fast.config``)."""
-        # Late: config builds ToolFilters (it imports this module), so this
-        # delegate imports it when called, not when the filter loads.
-        from ..config import filter_from_config
-
-        return filter_from_config(config, cls=cls)
+        filter_from_config = _config_reader("config")
+        result: ToolFilter = filter_from_config(config, cls=cls)
+        return result
 
     @classmethod
     def from_file(cls, path: Any) -> ToolFilter:
         """A filter from a TOML or JSON config file (see ``toolfilter_fast.config``)."""
-        from ..config import filter_from_file  # late: config imports this module (see above)
+        filter_from_file = _config_reader("file")
+        result: ToolFilter = filter_from_file(path, cls=cls)
+        return result
 
-        return filter_from_file(path, cls=cls)
+
+#: The config reader's entry points, ``"config"`` (``filter_from_config``) and
+#: ``"file"`` (``filter_from_file``), which ``toolfilter_fast.config`` puts
+#: here as it loads: config builds ToolFilters, so it imports this module, and
+#: this module does not import it back. The package's ``__init__`` loads
+#: config, so they are here before any ToolFilter can be made.
+CONFIG_READERS: dict[str, Callable[..., Any]] = {}
+
+
+def _config_reader(which: str) -> Callable[..., Any]:
+    try:
+        return CONFIG_READERS[which]
+    except KeyError:
+        raise RuntimeError("toolfilter_fast.config is not loaded (import toolfilter_fast)"
+                           ) from None
 
 
 #: What a pickled ToolFilter carries: ``_rebuild(cls, include, exclude, format)``,

@@ -8,8 +8,10 @@ catalogs it works on taken from live servers.
 * ``fetch`` is ``toolfilter fetch``: each server's ``tools/list`` as a catalog file;
 * ``export`` is ``toolfilter export``: the policy expanded against catalogs into
   the exact-name configuration of a host (OpenAI, Anthropic, Claude Code, Docker);
-* ``cli`` adds the three subcommands to ``toolfilter``.
+* ``pin`` lists servers for ``toolfilter pin``; ``audit`` is the audit log.
 
-``servers``, ``export`` and ``cli`` need nothing beyond the package; ``serve``,
-``upstream`` and ``fetch`` need FastMCP (the ``gateway`` extra).
+The subcommands (``serve``, ``fetch``, ``export``, ``pin``) are in
+``toolfilter_fast.cli.gateway``. ``servers``, ``export`` and ``audit`` need
+nothing beyond the package; ``serve``, ``upstream``, ``fetch`` and ``pin``
+need FastMCP (the ``gateway`` extra).
 """

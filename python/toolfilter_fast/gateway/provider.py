@@ -17,7 +17,9 @@ client), a URI that is not ``scheme://...``, and two components that would get
 one gateway name (neither is shown: :meth:`GatewayProvider.clashes`).
 
 The policy runs off the event loop (:class:`PolicyRunner`), each request's
-ctx and message read on the loop first.
+ctx and message read on the loop first. A request for a hidden component goes
+to the audit log; in audit mode nothing is hidden, and the audit log says what
+would have been (:mod:`~toolfilter_fast.gateway.audit`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from fastmcp.server.providers.base import Provider
 
 from .._tool import Tool, as_mapping
 from ..policy import Policy
+from .audit import AuditLog, who
 from .naming import URI, Naming, flat_uri
 from .upstream import Upstream, logger
 
@@ -179,6 +182,9 @@ class GatewayProvider(Provider):
         self._message = message
         self._runner = runner
         self._refused: set[tuple[str, str, str]] = set()
+        #: Where hidden requests are told, and the mode (``serve`` sets both).
+        self.audit = AuditLog(None)
+        self.digest_of: Callable[[Policy], str] = lambda policy: "-"
 
     def __repr__(self) -> str:
         return f"GatewayProvider({[u.name for u in self.upstreams]!r})"
@@ -281,16 +287,33 @@ class GatewayProvider(Provider):
                            exc_info=True)
         return None
 
-    def _hidden(self, kind: str, name: str, stage: str, ctx: Any) -> None:
+    def _hidden(self, kind: str, name: str, stage: str, ctx: Any, policy: Policy,
+                server: str) -> bool:
+        """Logs a request for a component the policy hides; True when it is
+        hidden (enforce mode), False in audit mode (it goes through)."""
+        enforce = self.audit.mode_of(policy) == "enforce"
         if _in_request():
             verb = "called" if kind == "tools" else "asked for"
-            logger.warning("hidden %s %s: client %s, %s %r, stage %s", _one(kind), verb,
-                           _client(ctx), _one(kind), name, stage)
+            logger.warning("hidden %s %s: client %s, %s %r, stage %s%s", _one(kind), verb,
+                           _client(ctx), _one(kind), name, stage,
+                           "" if enforce else " (audit mode: let through)")
+            self.audit.event("hidden" if enforce else "would_hide", request=_request(kind),
+                             who=who(ctx), name=name, server=server, stage=stage,
+                             policy=self.digest_of(policy))
+        return enforce
 
     async def _listed(self, kind: str, catalog: Catalog, judged: Callable[[Policy, Any, Any], Any],
                       what: str) -> list[Any]:
         policy, ctx, message = self._caller()
         selection = await self._judge(what, lambda: judged(policy, ctx, message), ctx)
+        if self.audit.mode_of(policy) == "audit":
+            items = [{"name": entry.flat, "stage": "policy" if selection is None
+                      else selection.stage_of(i)} for i, entry in enumerate(catalog.entries)
+                     if selection is None or selection.stage_of(i) is not None]
+            if items:
+                self.audit.event("would_hide", request=_method(kind), who=who(ctx),
+                                 items=items, policy=self.digest_of(policy))
+            return [entry.component for entry in catalog.entries]
         if selection is None:
             return []
         return [entry.component for i, entry in enumerate(catalog.entries)
@@ -319,8 +342,8 @@ class GatewayProvider(Provider):
         selection = await self._judge(f"a call to {name!r}", lambda: policy.select(
             records, ctx, message), ctx)
         stage = "policy" if selection is None else selection.stage_of(at)
-        if stage is not None:
-            self._hidden("tools", name, stage, ctx)
+        if stage is not None and self._hidden("tools", name, stage, ctx, policy,
+                                              entry.upstream.name):
             return None
         return _versioned(entry.component, version)
 
@@ -339,13 +362,15 @@ class GatewayProvider(Provider):
         if index is None:
             return None
         entry = prompts.entries[index]
-        if await self._one_kept("prompts", [entry.record], tools, name):
+        if await self._one_kept("prompts", [entry.record], tools, name, entry.upstream.name):
             return _versioned(entry.component, version)
         return None
 
-    async def _one_kept(self, kind: str, records: list[Any], tools: Catalog, name: str) -> bool:
+    async def _one_kept(self, kind: str, records: list[Any], tools: Catalog, name: str,
+                        server: str) -> bool:
         """Whether the policy keeps every one of ``records`` (prompts or
-        resources) for this caller; one log line when not."""
+        resources) for this caller (or audit mode lets them through); one log
+        line when not."""
         policy, ctx, _ = self._caller()
         tool_records = [entry.record for entry in tools.entries]
         method = policy.select_prompts if kind == "prompts" else policy.select_resources
@@ -354,9 +379,7 @@ class GatewayProvider(Provider):
         stages = ["policy"] if selection is None else \
             [selection.stage_of(i) for i in range(len(records))]
         stage = next((s for s in stages if s is not None), None)
-        if stage is not None:
-            self._hidden(kind, name, stage, ctx)
-        return stage is None
+        return stage is None or not self._hidden(kind, name, stage, ctx, policy, server)
 
     # --- resources -------------------------------------------------------------------
 
@@ -379,7 +402,7 @@ class GatewayProvider(Provider):
         if index is None:
             return None
         entry = resources.entries[index]
-        if await self._one_kept("resources", [entry.record], tools, uri):
+        if await self._one_kept("resources", [entry.record], tools, uri, entry.upstream.name):
             return _versioned(entry.component, version)
         return None
 
@@ -398,7 +421,8 @@ class GatewayProvider(Provider):
         # an exclude of [resources] hides that URI whatever template reads it.
         read = {"server_id": entry.upstream.name, "name": entry.component.name,
                 "uri": forward_uri(entry.name, params, uri)}
-        if await self._one_kept("resources", [entry.record, read], tools, uri):
+        if await self._one_kept("resources", [entry.record, read], tools, uri,
+                                entry.upstream.name):
             return _versioned(entry.component, version)
         return None
 
@@ -437,6 +461,14 @@ def _clashes(entries: list[Entry]) -> dict[str, list[Entry]]:
     for entry in entries:
         by_name.setdefault(entry.flat, []).append(entry)
     return {flat: by_name[flat] for flat in sorted(by_name) if len(by_name[flat]) > 1}
+
+
+def _method(kind: str) -> str:
+    return {"templates": "resources/templates/list"}.get(kind, f"{kind}/list")
+
+
+def _request(kind: str) -> str:
+    return {"tools": "tools/call", "prompts": "prompts/get"}.get(kind, "resources/read")
 
 
 def _plural(kind: str) -> str:

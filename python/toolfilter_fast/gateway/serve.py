@@ -23,11 +23,17 @@ The gateway is FastMCP's own machinery, put together:
   HTTP (uvicorn, run here so that the gateway owns its signals); over stdio,
   one ctx given on the command line.
 
-The policy file is read again on SIGHUP and when it changes (its size, time or
-inode, looked at every second); a file that does not load is logged and the
-policy in force stays. Each request reads the policy once, so a reload never
-drops one. SIGINT and SIGTERM stop the gateway at any moment, starting up
-included, which ends its upstreams' processes and waits for them.
+The policy file is read again on SIGHUP and when it or its ``[pinning]``
+lock changes (its size, time or inode, looked at every second); a file that
+does not load is logged and the policy in force stays. Each request reads the
+policy once, so a reload never drops one. SIGINT and SIGTERM stop the
+gateway at any moment, starting up included, which ends its upstreams'
+processes and waits for them.
+
+Refused requests, hidden calls, reloads and upstreams going up and down go
+to the audit log as well (:mod:`~toolfilter_fast.gateway.audit`); in audit
+mode (``--mode audit`` or ``[policy] mode = "audit"``) nothing is hidden and
+the audit log says what would have been.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ from fastmcp.server.dependencies import get_access_token, get_context, get_http_
 
 from ..list_filter import ListFilterMiddleware
 from ..policy import Policy
+from .audit import AuditLog, policy_digest
 from .provider import GatewayProvider, PolicyRunner
 from .servers import ServerSpec
 from .stopping import Stopper
@@ -74,10 +81,15 @@ PolicyCheck = Callable[[Policy], None]
 class PolicyFile:
     """The policy in force, read from its file, and read again on a change."""
 
-    def __init__(self, path: str, check: PolicyCheck | None = None) -> None:
+    def __init__(self, path: str, check: PolicyCheck | None = None,
+                 audit: AuditLog | None = None) -> None:
         self.path = path
         self._check = check
+        self.audit = audit if audit is not None else AuditLog(None)
         self.policy = self._load()
+        #: The digest of each policy loaded lately, by id (the policy kept with it).
+        self._digests: dict[int, tuple[Policy, str]] = {}
+        self.digest = self._remember(self.policy)
         self._stamp = self._stat()
 
     def _load(self) -> Policy:
@@ -86,12 +98,33 @@ class PolicyFile:
             self._check(policy)
         return policy
 
-    def _stat(self) -> tuple[int, int, int] | None:
-        try:
-            info = os.stat(self.path)
-        except OSError:
-            return None
-        return (info.st_mtime_ns, info.st_size, info.st_ino)
+    def _files(self, policy: Policy) -> list[str]:
+        """The policy file, and its lock when it pins tools."""
+        lock = policy.pinning.lock.path if policy.pinning is not None else None
+        return [self.path] if lock is None else [self.path, lock]
+
+    def _remember(self, policy: Policy) -> str:
+        digest = policy_digest(self._files(policy))
+        if len(self._digests) >= 4:
+            self._digests.pop(next(iter(self._digests)))
+        self._digests[id(policy)] = (policy, digest)
+        return digest
+
+    def digest_of(self, policy: Policy) -> str:
+        """The digest of a policy this file loaded (one a request read before a reload too)."""
+        known = self._digests.get(id(policy))
+        return known[1] if known is not None and known[0] is policy else self.digest
+
+    def _stat(self) -> tuple[tuple[int, int, int] | None, ...]:
+        stamps: list[tuple[int, int, int] | None] = []
+        for path in self._files(self.policy):
+            try:
+                info = os.stat(path)
+            except OSError:
+                stamps.append(None)
+                continue
+            stamps.append((info.st_mtime_ns, info.st_size, info.st_ino))
+        return tuple(stamps)
 
     def reload(self, why: str) -> bool:
         """Reads the file again; True when the new policy is in force. A file
@@ -102,9 +135,13 @@ class PolicyFile:
         except Exception as err:  # a ConfigError mostly; never the gateway's end
             logger.error("policy %s not reloaded (%s): %s; the policy in force stays",
                          self.path, why, err)
+            self.audit.event("reload", ok=False, why=why, old=self.digest, error=str(err))
             return False
-        self.policy = policy
+        old, self.policy = self.digest, policy
+        self.digest = self._remember(policy)
+        self._stamp = self._stat()
         logger.warning("policy %s reloaded (%s)", self.path, why)
+        self.audit.event("reload", ok=True, why=why, old=old, new=self.digest)
         return True
 
     def changed(self) -> bool:
@@ -193,6 +230,9 @@ class Gateway:
         says so in one log line. :class:`StartRefused` when two of their tools
         would get one name."""
         await asyncio.gather(*(u.start() for u in self.upstreams))
+        for upstream in self.upstreams:
+            if upstream.down is None:  # (one that is down said so as it went down)
+                self.policy.audit.event("upstream", server=upstream.name, state="up", why=None)
         clashes = await self.provider.clashes("tools")
         if clashes:
             fix = ("rename one with [[rename]] in the policy, or serve --names prefixed"
@@ -222,6 +262,10 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
                   page_size: int | None = None, stateless: bool = False) -> Gateway:
     upstreams = [Upstream(spec, start_timeout=start_timeout, list_timeout=list_timeout)
                  for spec in servers]
+    audit = policy.audit
+    for upstream in upstreams:
+        upstream.on_health = lambda u, state, why: audit.event(
+            "upstream", server=u.name, state=state, why=why)
     holder: list[Gateway] = []
 
     @contextlib.asynccontextmanager
@@ -239,6 +283,7 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
                                    mask_error_details=False, list_page_size=page_size)
     provider = GatewayProvider(upstreams, lambda: policy.policy, ctx=ctx, message=message.read,
                                runner=PolicyRunner(policy_timeout), names=names)
+    provider.audit, provider.digest_of = audit, policy.digest_of
     server.add_provider(provider)
     # Outermost in the SDK's chain (FastMCP's low-level server, which its own
     # transports run too): the list filter sees each list and the
@@ -259,9 +304,7 @@ async def _close(upstream: Upstream) -> None:
 async def _watch(gateway: Gateway) -> None:
     """SIGHUP and a changed policy file reload; runs for the gateway's life."""
     loop = asyncio.get_running_loop()
-    hup = asyncio.Event()
-    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-        loop.add_signal_handler(signal.SIGHUP, hup.set)
+    hup = _hangups(loop)
     try:
         while True:
             with contextlib.suppress(asyncio.TimeoutError):
@@ -274,6 +317,22 @@ async def _watch(gateway: Gateway) -> None:
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.remove_signal_handler(signal.SIGHUP)
+        _HANGUPS.pop(loop, None)
+
+
+#: Each loop's SIGHUP flag, set from the moment the gateway starts: a SIGHUP
+#: that comes after "gateway ready" but before the watcher runs is a reload
+#: waiting, never the signal's default action (which ends the process).
+_HANGUPS: dict[asyncio.AbstractEventLoop, asyncio.Event] = {}
+
+
+def _hangups(loop: asyncio.AbstractEventLoop) -> asyncio.Event:
+    hup = _HANGUPS.get(loop)
+    if hup is None:
+        hup = _HANGUPS[loop] = asyncio.Event()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGHUP, hup.set)
+    return hup
 
 
 # --- stopping --------------------------------------------------------------------------
@@ -334,8 +393,9 @@ class _RefusalLog:
     address and why (no bearer token, or the server's description of what was
     wrong with it), never the token."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, audit: AuditLog) -> None:
         self.app = app
+        self.audit = audit
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope.get("type") != "http":
@@ -344,13 +404,13 @@ class _RefusalLog:
 
         async def watch(message: Any) -> None:
             if message.get("type") == "http.response.start" and message.get("status") == 401:
-                _log_refusal(scope, message)
+                _log_refusal(scope, message, self.audit)
             await send(message)
 
         await self.app(scope, receive, watch)
 
 
-def _log_refusal(scope: Any, message: Any) -> None:
+def _log_refusal(scope: Any, message: Any, audit: AuditLog) -> None:
     headers = {key.lower(): value for key, value in scope.get("headers", [])}
     client = scope.get("client")
     where = f"{client[0]}:{client[1]}" if client else "-"
@@ -362,6 +422,7 @@ def _log_refusal(scope: Any, message: Any) -> None:
         found = re.search(r'error_description="([^"]*)"', said)
         why = "the bearer token was refused" + (f" ({found[1]})" if found else "")
     logger.warning("request refused (HTTP 401): client %s, %s", where, why)
+    audit.event("refused", client=where, why=why)
 
 
 async def _serve_http(gateway: Gateway, sock: socket.socket,
@@ -377,7 +438,7 @@ async def _serve_http(gateway: Gateway, sock: socket.socket,
     app = gateway.server.http_app(transport="http", host_origin_protection=protection,
                                   allowed_hosts=allowed,
                                   stateless_http=True if gateway.stateless else None)
-    uvicorn_server = _Uvicorn(_RefusalLog(app)).server
+    uvicorn_server = _Uvicorn(_RefusalLog(app, gateway.policy.audit)).server
     made(uvicorn_server)
     await uvicorn_server.serve(sockets=[sock])
 
@@ -404,6 +465,7 @@ async def _main(gateway: Gateway, transport: str, sock: socket.socket | None,
             uvicorn_server.force_exit = True
 
     stopper.attach(loop, act)
+    _hangups(loop)
     try:
         await gateway.start()
         state["serving"] = True

@@ -215,6 +215,8 @@ class Upstream(ProxyProvider):
         self._asking: dict[str, tuple[float, asyncio.Task[list[Any]]]] = {}
         self._retry_at = 0.0
         self._duplicates: dict[str, frozenset[str]] = {}
+        #: Told ``(self, state, why)`` as it goes ``down``, ``slow`` or ``up`` again.
+        self.on_health: Callable[[Upstream, str, str | None], None] | None = None
 
     def __repr__(self) -> str:
         return f"Upstream({self.spec.name!r})"
@@ -236,6 +238,7 @@ class Upstream(ProxyProvider):
                 then = f"until it answers again (asked every {RETRY_INTERVAL:g} s at most)"
             logger.error("upstream %r (%s) is down: %s; its tools are hidden %s",
                          self.name, self.spec.describe(), why, then)
+            self._tell("down", why)
         self.down = why
         self.slow = False
         self._lists.clear()
@@ -244,8 +247,13 @@ class Upstream(ProxyProvider):
     def _came_up(self, count: int) -> None:
         if self.down is not None or self.slow:
             logger.warning("upstream %r is up again: %d tools", self.name, count)
+            self._tell("up", None)
         self.down = None
         self.slow = False
+
+    def _tell(self, state: str, why: str | None) -> None:
+        if self.on_health is not None:
+            self.on_health(self, state, why)
 
     async def start(self) -> None:
         """Starts the upstream and reads its tools, waiting at most the start
@@ -303,6 +311,8 @@ class Upstream(ProxyProvider):
                              "out, no request waits for it, and its answer (within %g s) "
                              "brings them back", self.name, _method(kind), self.list_timeout,
                              self.start_timeout)
+                self._tell("slow", f"it did not answer {_method(kind)} within "
+                                   f"{self.list_timeout:g} s")
             return []
         return found
 

@@ -7,7 +7,7 @@ it shares with its reference (the focus state, the selection).
 
 from __future__ import annotations
 
-from .model import STAGES, Dropped, Focus, Selection
+from .model import MODES, STAGES, Dropped, Focus, Selection
 from .policy import Policy, PolicyDecision
 
-__all__ = ["STAGES", "Dropped", "Focus", "Policy", "PolicyDecision", "Selection"]
+__all__ = ["MODES", "STAGES", "Dropped", "Focus", "Policy", "PolicyDecision", "Selection"]

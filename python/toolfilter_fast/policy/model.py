@@ -11,15 +11,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..config import POLICY_MODES
 from ..focus.common import check_id
 from ..groups.model import flat_name
 from ..relevance.options import Relevance
 
-__all__ = ["STAGES", "Dropped", "Focus", "Selection", "check_max_tools", "check_relevance",
-           "flat_name_of", "serving_order"]
+__all__ = ["MODES", "STAGES", "Dropped", "Focus", "Selection", "check_max_tools", "check_mode",
+           "check_relevance", "flat_name_of", "serving_order"]
 
 #: The stages of a policy, in the order they run.
-STAGES = ("visibility", "relevance", "groups", "focus", "budget")
+STAGES = ("pinning", "visibility", "relevance", "groups", "focus", "budget")
+#: What a gateway does with a policy's decisions: apply them, or only log them.
+MODES = POLICY_MODES
 
 CacheScope = Literal["public", "private"]
 
@@ -34,6 +37,13 @@ def check_max_tools(value: Any, what: str) -> int | None:
     if value < 0:
         raise ValueError(f"{what} must be an int >= 0 or None, got {value!r}")
     return value
+
+
+def check_mode(value: Any) -> str:
+    """``value`` if it is one of :data:`MODES`; else a ValueError naming it."""
+    if not isinstance(value, str) or value not in MODES:
+        raise ValueError(f"policy mode must be 'enforce' or 'audit', not {value!r}")
+    return "audit" if value == "audit" else "enforce"
 
 
 def check_relevance(value: Any) -> Relevance | None:

@@ -3,6 +3,10 @@ in one object, applied in one call.
 
 The stages run in this order, each on what the one before kept:
 
+0. **pinning** (with a ``pinning`` option, the file's ``[pinning]``): a tool
+   whose definition is not the one its lock pinned, or that the lock does not
+   know, is hidden (:class:`~toolfilter_fast.pinning.Pinning`); the stages
+   after it never see it (the relevance stage does not index it);
 1. **visibility**: the :class:`~toolfilter_fast.ToolFilter` (globs, regexes,
    annotation and CEL patterns, functions), with the caller's ``ctx``;
 2. **relevance** (with a ``relevance`` option): the ``top_k`` visible tools
@@ -44,9 +48,18 @@ from ..filter.judges import SharedCtx
 from ..focus.common import tool_name
 from ..groups import GroupFilter, GroupMode, ToolFilterGroup
 from ..groups.model import GroupFilterBase
+from ..pinning import Pinning
 from ..relevance import Relevance, ToolIndex
 from ..renames import Renames
-from .model import STAGES, Focus, Selection, check_max_tools, check_relevance, flat_name_of
+from .model import (
+    STAGES,
+    Focus,
+    Selection,
+    check_max_tools,
+    check_mode,
+    check_relevance,
+    flat_name_of,
+)
 
 __all__ = ["EXTRA_STAGES", "Policy", "PolicyDecision"]
 
@@ -120,10 +133,16 @@ class Policy:
     which judges each tool by its server's own name; an adapter applies them
     to what it lists and maps a call of a new name back
     (:meth:`Renames.original <toolfilter_fast.renames.Renames.original>`).
+
+    ``pinning`` (a :class:`~toolfilter_fast.pinning.Pinning`; the file's
+    ``[pinning]``) turns the pinning stage on. ``mode`` (the file's
+    ``[policy] mode``, :data:`~toolfilter_fast.policy.MODES`) is what a gateway does with
+    the decisions: ``"enforce"`` (the default) applies them, ``"audit"`` only
+    logs them; :meth:`select` answers the same in both.
     """
 
-    __slots__ = ("_index", "_lock", "filter", "focus_lens", "groups", "max_tools", "prompts",
-                 "relevance", "renames", "resources")
+    __slots__ = ("_index", "_lock", "filter", "focus_lens", "groups", "max_tools", "mode",
+                 "pinning", "prompts", "relevance", "renames", "resources")
 
     filter: ToolFilter
     prompts: ToolFilter
@@ -133,6 +152,8 @@ class Policy:
     focus_lens: dict[str, Any]
     max_tools: int | None
     renames: Renames
+    pinning: Pinning | None
+    mode: str
 
     def __init__(
         self,
@@ -145,7 +166,11 @@ class Policy:
         prompts: ToolFilter | None = None,
         resources: ToolFilter | None = None,
         renames: Renames | Iterable[Mapping[str, Any]] | None = None,
+        pinning: Pinning | None = None,
+        mode: str = "enforce",
     ) -> None:
+        if pinning is not None and not isinstance(pinning, Pinning):
+            raise TypeError(f"pinning must be a Pinning or None, not {type(pinning).__name__}")
         for what, value in (("filter", filter), ("prompts", prompts), ("resources", resources)):
             if value is not None and not isinstance(value, ToolFilter):
                 raise TypeError(f"{what} must be a ToolFilter, not {type(value).__name__}")
@@ -160,6 +185,8 @@ class Policy:
         self.max_tools = check_max_tools(max_tools, "max_tools")
         self.relevance = check_relevance(relevance)
         self.renames = renames if isinstance(renames, Renames) else Renames(renames or ())
+        self.pinning = pinning
+        self.mode = check_mode(mode)
         self._lock = threading.Lock()
         self._index: ToolIndex | None = None
 
@@ -180,12 +207,14 @@ class Policy:
         return cls(filter=config.filter, groups=config.group_filter,
                    focus_lens=config.focus_lens, max_tools=config.budget.get("max_tools"),
                    relevance=config.relevance, prompts=config.prompts,
-                   resources=config.resources, renames=config.renames)
+                   resources=config.resources, renames=config.renames,
+                   pinning=config.pinning, mode=config.mode)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The index cache and its lock stay behind: a copy builds its own.
         return (_rebuild, (self.filter, self.groups, self.focus_lens, self.max_tools,
-                           self.relevance, self.prompts, self.resources, self.renames))
+                           self.relevance, self.prompts, self.resources, self.renames,
+                           self.pinning, self.mode))
 
     def __repr__(self) -> str:
         relevance = "" if self.relevance is None else f", relevance={self.relevance!r}"
@@ -260,6 +289,25 @@ class Policy:
         items = list(tools)
         if message is not None and not isinstance(message, str):
             raise TypeError(f"message must be str or None, not {type(message).__name__}")
+        if self.pinning is None:
+            return self._select(items, ctx, message, focus)
+        hidden = self.pinning.hidden(items)
+        kept = [i for i, why in enumerate(hidden) if why is None]
+        inner = self._select([items[i] for i in kept], ctx, message, focus)
+        place = {i: j for j, i in enumerate(kept)}
+        stage_of = [inner.stage_of(place[i]) if why is None else "pinning"
+                    for i, why in enumerate(hidden)]
+
+        def explain(index: int, stage: str) -> str:
+            why = hidden[index]
+            return why if why is not None else inner.reason_of(place[index])
+
+        return Selection(items, stage_of, inner.cache_scope, ("pinning", *inner.stages),
+                         explain)
+
+    def _select(self, items: list[Any], ctx: Any, message: str | None,
+                focus: Any) -> Selection:
+        """The stages after pinning, over the tools it kept."""
         where = self._focus(focus)
         ran = ["visibility"]
         private = self.filter.dynamic
@@ -353,6 +401,8 @@ class Policy:
         section: ToolFilter = getattr(self, kind)
         catalog = list(tools)
         shown = set(self.filter.mask(catalog, ctx, indices=True))
+        if self.pinning is not None:  # a tool the pins hide is hidden here as any other
+            shown -= {i for i, why in enumerate(self.pinning.hidden(catalog)) if why is not None}
         with_tools = {catalog[i].server_id for i in shown}
         hidden_names = {(tool.server_id, _core.fold_loose(tool.name))
                         for i, tool in enumerate(catalog) if i not in shown}
@@ -437,9 +487,11 @@ class _ExtraReasons:
 def _rebuild(filter: ToolFilter, groups: GroupFilter, focus_lens: dict[str, Any],
              max_tools: int | None, relevance: Relevance | None,
              prompts: ToolFilter | None = None, resources: ToolFilter | None = None,
-             renames: Renames | None = None) -> Policy:
+             renames: Renames | None = None, pinning: Pinning | None = None,
+             mode: str = "enforce") -> Policy:
     return Policy(filter=filter, groups=groups, focus_lens=focus_lens, max_tools=max_tools,
-                  relevance=relevance, prompts=prompts, resources=resources, renames=renames)
+                  relevance=relevance, prompts=prompts, resources=resources, renames=renames,
+                  pinning=pinning, mode=mode)
 
 
 class _Reasons:

@@ -13,12 +13,20 @@ from typing import Any
 from .._tool import Tool
 from ..config import load_config, load_file
 from ..groups.model import GroupMode, ToolFilterGroup
-from ..policy.model import STAGES, Focus, Selection, check_max_tools, check_relevance
+from ..policy.model import (
+    STAGES,
+    Focus,
+    Selection,
+    check_max_tools,
+    check_mode,
+    check_relevance,
+)
 from ..relevance.options import Relevance
 from ..renames import Renames
 from .filter import ToolFilter
 from .focus import FocusLens
 from .groups import GroupFilter, group_glob_match
+from .pinning import pin_hides
 from .relevance import ToolIndex
 from .text import fold_loose, text_of
 
@@ -39,6 +47,8 @@ class Policy:
         prompts: ToolFilter | None = None,
         resources: ToolFilter | None = None,
         renames: Renames | Iterable[Mapping[str, Any]] | None = None,
+        pinning: Any = None,
+        mode: str = "enforce",
     ) -> None:
         self.filter = filter if filter is not None else ToolFilter.compile()
         self.prompts = prompts if prompts is not None else ToolFilter.compile()
@@ -48,6 +58,8 @@ class Policy:
         self.max_tools = check_max_tools(max_tools, "max_tools")
         self.relevance = check_relevance(relevance)
         self.renames = renames if isinstance(renames, Renames) else Renames(renames or ())
+        self.pinning = pinning
+        self.mode = check_mode(mode)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], *, path: str | None = None) -> Policy:
@@ -55,7 +67,8 @@ class Policy:
         return cls(filter=_any(parts.filter), groups=_any(parts.group_filter),
                    focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"),
                    relevance=parts.relevance, prompts=_any(parts.prompts),
-                   resources=_any(parts.resources), renames=parts.renames)
+                   resources=_any(parts.resources), renames=parts.renames,
+                   pinning=parts.pinning, mode=parts.mode)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Policy:
@@ -63,7 +76,8 @@ class Policy:
         return cls(filter=_any(parts.filter), groups=_any(parts.group_filter),
                    focus_lens=parts.focus_lens, max_tools=parts.budget.get("max_tools"),
                    relevance=parts.relevance, prompts=_any(parts.prompts),
-                   resources=_any(parts.resources), renames=parts.renames)
+                   resources=_any(parts.resources), renames=parts.renames,
+                   pinning=parts.pinning, mode=parts.mode)
 
     def select(self, tools: Iterable[Any], ctx: Any = None, message: str | None = None,
                focus: Any = None) -> Selection:
@@ -78,7 +92,16 @@ class Policy:
         ran = ["visibility"]
         private = self.filter.dynamic
 
-        for i, keep in enumerate(self.filter.mask(items, ctx)):
+        if self.pinning is not None:
+            ran.append("pinning")
+            for i, tool in enumerate(items):
+                if pin_hides(self.pinning, tool):
+                    stage[i] = "pinning"
+        # The stages after pinning see only the tools it kept (the filter's
+        # function patterns are not called on them, nor are they indexed).
+        unpinned = [i for i in range(len(items)) if stage[i] is None]
+        for i, keep in zip(unpinned, self.filter.mask([items[i] for i in unpinned], ctx),
+                           strict=True):
             if not keep:
                 stage[i] = "visibility"
 
@@ -150,6 +173,9 @@ class Policy:
         with its name (loosely), then a tool of its server shown or an include."""
         section = self.prompts if kind == "prompts" else self.resources
         visible = self.filter.mask(tools, ctx)
+        if self.pinning is not None:
+            visible = [shown and not pin_hides(self.pinning, tool)
+                       for tool, shown in zip(tools, visible, strict=True)]
         stage: list[str | None] = []
         for index, item in enumerate(items):
             server = _get(item, "server_id")
@@ -199,7 +225,8 @@ class Policy:
         alive = [i for i in range(len(items)) if stage[i] is None]
         if message is None or len(alive) <= relevance.top_k:
             return
-        index = ToolIndex(items, relevance.ranking)
+        indexed = [i for i in range(len(items)) if stage[i] != "pinning"]
+        index = ToolIndex([items[i] for i in indexed], relevance.ranking)
         if not index.has_terms(message):
             return
         always = [g for g in self.groups.groups if g.mode is GroupMode.ALWAYS]
@@ -210,7 +237,8 @@ class Policy:
                 candidates.append(i)
         if len(candidates) <= relevance.top_k:
             return
-        scores = index.scores(message, candidates, scorer=relevance.scorer,
+        at = {i: j for j, i in enumerate(indexed)}
+        scores = index.scores(message, [at[i] for i in candidates], scorer=relevance.scorer,
                               scorer_weight=relevance.scorer_weight)
         best = sorted(range(len(candidates)), key=lambda j: (-scores[j], j))[:relevance.top_k]
         keep = {candidates[j] for j in best}

@@ -1,4 +1,4 @@
-"""The gateway's subcommands of ``toolfilter``: ``serve``, ``fetch`` and ``export``.
+"""The gateway's subcommands of ``toolfilter``: ``serve``, ``fetch``, ``export`` and ``pin``.
 
 ``register`` adds their parsers; each command checks all its input before
 anything starts (a bad servers file, an unknown server in the policy, a port
@@ -17,10 +17,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..config import ConfigError
-from ..policy import Policy
-from .export import FORMATS, ExportError, allowed, render
-from .naming import MODES, Naming
-from .servers import (
+from ..gateway.audit import AuditLog
+from ..gateway.export import FORMATS, ExportError, allowed, render
+from ..gateway.naming import MODES, Naming
+from ..gateway.servers import (
     ServersError,
     ServerSpec,
     check_server_id,
@@ -28,6 +28,10 @@ from .servers import (
     read_servers,
     unknown_servers,
 )
+from ..pinning import DigestError, LockError, ToolLock, diff
+from ..pinning import render as render_changes
+from ..policy import Policy
+from .options import UsageError, parse_ctx, read_catalogs
 
 __all__ = ["register"]
 
@@ -35,10 +39,6 @@ _GATEWAY_EXTRA = "needs FastMCP: pip install 'toolfilter_fast[gateway]'"
 
 
 def _usage_error(message: str) -> Exception:
-    # Late: cli.command registers these commands, so it is loaded before this
-    # module is; its UsageError is what main() reports as one line and exit 2.
-    from ..cli.command import UsageError
-
     return UsageError(message)
 
 
@@ -60,10 +60,7 @@ def _servers(path: str) -> list[ServerSpec]:
 
 
 def _ctx(text: str | None) -> Any:
-    # Late: as in _usage_error; --ctx is read as check and explain read it.
-    from ..cli.command import _parse_ctx
-
-    return _parse_ctx(text)
+    return parse_ctx(text)
 
 
 # --- serve -----------------------------------------------------------------------------
@@ -110,7 +107,7 @@ def _auth(args: argparse.Namespace) -> Any:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     # First: a SIGINT or SIGTERM from here on stops the gateway, whatever it is doing.
-    from .stopping import Stopper
+    from ..gateway.stopping import Stopper
 
     stopper = Stopper()
     stopper.install()
@@ -129,7 +126,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise _usage_error(f"serve {_GATEWAY_EXTRA}") from None
     # Late: serve imports FastMCP, which only the gateway extra installs.
-    from . import serve
+    from ..gateway import serve
 
     try:
         message = serve.MessageSource.parse(args.message_from)
@@ -149,9 +146,18 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if clashes:
             raise ConfigError(clashes[0])
 
-    _policy(args.config, servers)  # the errors of the file, named as check names them
+    first = _policy(args.config, servers)  # the errors of the file, named as check names them
+    # No audit log unless asked for, but in audit mode, whose point it is: stderr then.
+    target = args.audit_log
+    if target is None and (args.mode or first.mode) == "audit":
+        target = "-"
     try:
-        policy = serve.PolicyFile(args.config, check)
+        audit = AuditLog.open(target, mode=args.mode)
+    except OSError as err:
+        raise _usage_error(f"--audit-log {args.audit_log}: cannot open ({err.strerror or err})"
+                           ) from None
+    try:
+        policy = serve.PolicyFile(args.config, check, audit)
     except ConfigError as err:
         raise ConfigError(f"{args.config}: {err}") from None
     auth = _auth(args) if http else None
@@ -245,8 +251,8 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
         raise _usage_error(f"-o {directory}: {err.strerror or err}") from None
     try:
         # Late: fetch and serve import FastMCP, which only the gateway extra installs.
-        from .fetch import fetch_all
-        from .serve import configure_logging  # (the same)
+        from ..gateway.fetch import fetch_all
+        from ..gateway.serve import configure_logging  # (the same)
     except ImportError:
         raise _usage_error(f"fetch {_GATEWAY_EXTRA}") from None
 
@@ -284,13 +290,10 @@ def _urls(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    # Late: as in _usage_error; catalogs are read as check reads them.
-    from ..cli.command import _read_catalogs
-
     ctx = _ctx(args.ctx)
     urls = _urls(args)
     policy = _policy(args.config, None)
-    tools = _read_catalogs(args.catalogs, None)
+    tools = read_catalogs(args.catalogs, None)
     try:
         result = allowed(policy, tools, ctx=ctx, ctx_given=args.ctx is not None,
                          message=args.message, describe=[args.config, *args.catalogs],
@@ -300,6 +303,62 @@ def _cmd_export(args: argparse.Namespace) -> int:
         raise _usage_error(f"{args.config}: {err}") from None
     sys.stdout.write(render(args.format, result, urls))
     return 0
+
+
+# --- pin -------------------------------------------------------------------------------
+
+
+def _cmd_pin(args: argparse.Namespace) -> int:
+    if bool(args.servers) == bool(args.catalogs):
+        raise _usage_error("give --servers SERVERS.json or CATALOG files (one of the two)")
+    if args.catalogs:
+        tools = read_catalogs(args.catalogs, None)
+    else:
+        servers = _servers(args.servers)
+        try:
+            # Late: listing servers imports FastMCP, which only the gateway extra installs.
+            from ..gateway.pin import list_servers
+            from ..gateway.serve import configure_logging  # (the same)
+        except ImportError:
+            raise _usage_error(f"pin --servers {_GATEWAY_EXTRA}") from None
+        configure_logging("ERROR", "toolfilter pin")
+        logging.getLogger("toolfilter_fast.gateway.stderr").setLevel("INFO")
+        tools, failed = list_servers(servers, args.timeout)
+        for name, why in failed:
+            print(f"toolfilter pin: error: server {name!r}: {why}", file=sys.stderr)
+        if failed:
+            # A lock without a server would hide all its tools as new: none is written.
+            print(f"toolfilter pin: {len(failed)} of {len(servers)} servers could not be "
+                  "listed: nothing written", file=sys.stderr)
+            return 1
+    if not args.diff:
+        try:
+            lock = ToolLock.from_tools(tools)
+        except (DigestError, LockError) as err:
+            raise _usage_error(f"cannot pin: {err}") from None
+        text = lock.dumps()
+        if args.output is None:
+            sys.stdout.write(text)
+        else:
+            try:
+                Path(args.output).write_text(text, encoding="utf-8")
+            except OSError as err:
+                raise _usage_error(f"-o {args.output}: {err.strerror or err}") from None
+        print(f"toolfilter pin: {len(lock)} tools of {len(lock.servers)} servers pinned",
+              file=sys.stderr)
+        return 0
+    try:
+        pinned = ToolLock.read(args.lock)
+    except LockError as err:
+        raise _usage_error(f"--lock {err}") from None
+    changes = diff(pinned, tools)
+    if args.format == "json":
+        json.dump({"lock": args.lock, "changes": [c.to_dict() for c in changes]}, sys.stdout,
+                  ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_changes(changes))
+    return 1 if changes else 0
 
 
 # --- the parsers -------------------------------------------------------------------------
@@ -364,6 +423,14 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     serve.add_argument("--stateless", action="store_true",
                        help="http: MCP's stateless streamable HTTP (no session: each request "
                             "stands alone), for several instances behind one address")
+    serve.add_argument("--mode", choices=("enforce", "audit"), default=None,
+                       help="enforce: hide what the policy hides; audit: hide nothing and "
+                            "log what would have been hidden (default: the policy's "
+                            "[policy] mode, else enforce)")
+    serve.add_argument("--audit-log", default=None, metavar="FILE",
+                       help="append the audit log (JSON lines: refused requests, hidden "
+                            "calls, reloads, upstreams up and down) to FILE; - is stderr "
+                            "(default: none, but stderr in audit mode)")
     serve.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                        default="INFO", help="default: INFO")
     serve.set_defaults(run=_cmd_serve)
@@ -408,3 +475,27 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     export.add_argument("--server-url", action="append", default=[], metavar="SERVER=URL",
                         help="a server's URL (openai, anthropic); repeatable")
     export.set_defaults(run=_cmd_export)
+
+    pin = sub.add_parser(
+        "pin", parents=parents, help="pin the servers' tool definitions in a lock file",
+        description="Lists every server of the servers file (or reads catalogs) and writes a "
+                    "lock: the sha256 digest and the definition of each tool's name, "
+                    "description, input and output schema and annotations. A policy's "
+                    "[pinning] section names the lock, and hides a tool that changed since "
+                    "(or a new one). --diff compares the lock with what the servers list "
+                    "now and shows each change for review (exit 1 when there is one).",
+    )
+    pin.add_argument("--servers", metavar="SERVERS.json", help=servers_help)
+    pin.add_argument("catalogs", nargs="*", metavar="CATALOG",
+                     help="catalog files instead of live servers (as check reads them)")
+    pin.add_argument("--diff", action="store_true",
+                     help="show what changed since the lock (--lock) instead of writing one")
+    pin.add_argument("--lock", default="tools.lock", metavar="FILE",
+                     help="the lock --diff compares with (default: tools.lock)")
+    pin.add_argument("-o", "--output", metavar="FILE",
+                     help="write the lock to FILE (default: standard output)")
+    pin.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                     help="per server, to start and list (default: 30)")
+    pin.add_argument("--format", choices=("text", "json"), default="text",
+                     help="--diff's output (default: text)")
+    pin.set_defaults(run=_cmd_pin)
