@@ -1079,5 +1079,24 @@ def compile_cel(source: str) -> Program:
     depth = _tree_depth(tree)
     if depth > MAX_DEPTH:
         raise CelSyntaxError(f"the expression nests {depth} levels deep (at most {MAX_DEPTH})")
+    _check_literal_patterns(tree)
     return Program(source, tree)
+
+
+def _check_literal_patterns(root: Node) -> None:
+    """A ``matches()`` whose pattern is a string literal is compiled with the
+    expression: a pattern RE2 refuses is a syntax error then, not an error value
+    at every run (the core does the same)."""
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if node.op == "call" and node.args[0] == "matches":
+            _name, target, args = node.args
+            pattern = args[0] if target is not None else (args[1] if len(args) > 1 else None)
+            if pattern is not None and pattern.op == "lit" and isinstance(pattern.args[0], str):
+                try:
+                    _regex(pattern.args[0])
+                except CelError as err:
+                    raise CelSyntaxError(f"matches: {err}") from None
+        pending.extend(_children(node))
 
