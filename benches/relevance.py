@@ -320,6 +320,67 @@ def servers_first(tools: Sequence[dict[str, Any]], ranking: Ranking, count: int)
     return method
 
 
+def feedback_text(tool: dict[str, Any]) -> str:
+    """What pseudo-relevance feedback reads of a tool: its name and description."""
+    return f"{tool.get('name') or ''} {tool.get('description') or ''}"
+
+
+def with_feedback(tools: Sequence[dict[str, Any]], source: str, depth: int,
+                  weight: float) -> Method:
+    """The structural variant, pseudo-relevance feedback: the question ranked
+    as the defaults rank it, then the text of what it found first (``source``
+    ``"tools"``: the first ``depth`` tools; ``"server"``: every tool of the
+    first tool's server) asked as a second query (not cut into steps), its
+    scores, scaled to its best, added at ``weight``."""
+    first = ToolIndex(tools)
+    second = ToolIndex(tools, dataclasses.replace(Ranking(), steps=False))
+    server_of = [tool.get("server_id") for tool in tools]
+
+    def method(question: str) -> list[int]:
+        scores = first.scores(question)
+        top = _best(scores, depth)
+        if not top:
+            return []
+        if source == "server":
+            top = [i for i, s in enumerate(server_of) if s == server_of[top[0]]]
+        extra = second.scores(" ".join(feedback_text(tools[i]) for i in top))
+        best = max(extra) or 1.0
+        return _best([a + weight * b / best for a, b in zip(scores, extra, strict=True)],
+                     max(KS))
+    return method
+
+
+#: The feedback the cross-validation chooses among (none among them):
+#: (source, depth, weight).
+FEEDBACK = (("tools", 1, 0.25), ("tools", 1, 0.5), ("tools", 3, 0.25), ("tools", 3, 0.5),
+            ("server", 1, 0.25), ("server", 1, 0.5))
+
+
+def weighted_steps(tools: Sequence[dict[str, Any]], weight: float) -> Method:
+    """The structural variant, query-side weighting of the steps: the whole
+    question's scores plus ``weight`` times each step's (at ``weight`` 1, the
+    package's own sum, ``Ranking.steps``)."""
+    flat = ToolIndex(tools, dataclasses.replace(Ranking(), steps=False))
+
+    def method(question: str) -> list[int]:
+        total = flat.scores(question)
+        each = [step for step in _core.search_steps(question) if flat.has_terms(step)]
+        if len(each) > 1:
+            for step in each:
+                total = [a + weight * b for a, b in zip(total, flat.scores(step), strict=True)]
+        return _best(total, max(KS))
+    return method
+
+
+#: The steps' weights the cross-validation chooses among (1: the package's).
+STEP_WEIGHTS = (1.0, 0.25, 0.5, 1.5, 2.0)
+
+
+def feedback_label(source: str, depth: int) -> str:
+    return (f"feedback from the first {depth} tool{'s' if depth > 1 else ''}"
+            if source == "tools" else "feedback from the first tool's server")
+
+
 def ranked(index: ToolIndex) -> Method:
     return lambda question: index.rank(question, max(KS), matched_only=True)
 
@@ -437,8 +498,26 @@ def target_rows(rows: Iterable[tuple[str, Measured, dict[int, float]]]) -> list[
     return out
 
 
+def local_scorer(spec: str) -> tuple[str, Any]:
+    """A scorer named on the command line, ``KIND:FOLDER`` (``model2vec:DIR``,
+    ``fastembed:DIR:DIM`` for an ONNX folder of mean-pooled ``DIM``-dimension
+    embeddings): its label and the scorer."""
+    from toolfilter_fast.relevance import semantic
+
+    kind, _, rest = spec.partition(":")
+    if kind == "model2vec":
+        return f"Model2Vec {pathlib.Path(rest).name}", semantic.model2vec_scorer(rest)
+    if kind == "fastembed":
+        folder, _, dim = rest.rpartition(":")
+        if not folder or not dim.isdigit():
+            raise SystemExit(f"--scorer {spec!r}: fastembed:FOLDER:DIM expected")
+        return (f"fastembed {pathlib.Path(folder).name}",
+                semantic.fastembed_scorer(folder, dim=int(dim), batch=16))
+    raise SystemExit(f"--scorer {spec!r}: model2vec:FOLDER or fastembed:FOLDER:DIM expected")
+
+
 def quality_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], count: int,
-                   semantic: bool) -> list[str]:
+                   semantic: bool, others: Sequence[tuple[str, Any]] = ()) -> list[str]:
     """The recall tables (see the module's docstring), as Markdown lines."""
     parts = folds(tasks, count)
     out = [f"Folds: {len(parts)} ({', '.join(str(len(p)) for p in parts)} tasks), "
@@ -466,6 +545,13 @@ def quality_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], count
         if f"mix {weight}" in candidates:
             rows.append(fixed(f"ToolIndex + WordLlama (mix, weight {weight})",
                               candidates[f"mix {weight}"], parts))
+    other_rows: list[Measured] = []
+    for label, other in others:
+        found = semantic_candidates(tools, tasks, defaults, other)
+        rows.append(fixed(f"{label} alone", found["embedding alone"], parts))
+        other_rows.append(chosen(
+            f"ToolIndex + {label}, weight and fusion chosen by cross-validation",
+            [(name, f) for name, f in found.items() if name != "embedding alone"], parts))
     out += ["Fixed methods (nothing chosen on the data):", "", *TABLE_HEADER,
             *map(table_row, rows), ""]
 
@@ -475,13 +561,25 @@ def quality_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], count
     full_grid = procedure(None)
     full = chosen("ToolIndex, options chosen by cross-validation", full_grid, parts)
     held_rows = [chosen(f"{part}", procedure(held), parts) for part, held in PARTS.items()]
-    cv_rows = [full]
+    no_feedback = ("no feedback", run(ranked(defaults), tools, tasks))
+    feedback = [no_feedback] + [
+        (f"{feedback_label(source, depth)}, weight {weight}",
+         run(with_feedback(tools, source, depth, weight), tools, tasks))
+        for source, depth, weight in FEEDBACK]
+    with_fb = chosen("ToolIndex (defaults), pseudo-relevance feedback chosen by "
+                     "cross-validation (none among the choices)", feedback, parts)
+    steps_weighted = chosen(
+        "ToolIndex (defaults), the steps' weight chosen by cross-validation",
+        [(f"steps at {w}", run(weighted_steps(tools, w), tools, tasks)) for w in STEP_WEIGHTS],
+        parts)
+    cv_rows = [full, with_fb, steps_weighted]
     hybrid = None
     if candidates:
         mixes = [(name, found) for name, found in candidates.items() if name != "embedding alone"]
         hybrid = chosen("ToolIndex + WordLlama, weight and fusion chosen by cross-validation",
                         mixes, parts)
         cv_rows.append(hybrid)
+    cv_rows += other_rows
     out += [f"Chosen by cross-validation (a grid of {len(full_grid)} rankings; "
             "each fold measured with the options the other folds chose):", "",
             *TABLE_HEADER, *map(table_row, cv_rows), ""]
@@ -492,6 +590,13 @@ def quality_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], count
         f"fold {i + 1}: {name}" for i, name in enumerate(full.picks)))
     out.append(f"Chosen on all {len(tasks)} tasks (the defaults): "
                f"{pick(full_grid, tasks)[0]}")
+    out.append("Feedback, chosen in each fold: " + "; ".join(with_fb.picks)
+               + f"; on all tasks: {pick(feedback, tasks)[0]}")
+    out.append("What feedback adds on the held-out folds, against the defaults: "
+               + gain_row(fixed("feedback", no_feedback[1], parts), with_fb)[2:-2])
+    for row in other_rows:
+        out.append(f"{row.label.split(',')[0]}, chosen in each fold: " + "; ".join(row.picks))
+    out.append("The steps' weight, chosen in each fold: " + "; ".join(steps_weighted.picks))
     if hybrid is not None:
         out.append("The scorer, chosen in each fold: " + "; ".join(hybrid.picks)
                    + f"; on all tasks: {pick(mixes, tasks)[0]}")
@@ -787,6 +892,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--skip-timing", action="store_true")
     parser.add_argument("--skip-semantic", action="store_true")
+    parser.add_argument("--scorer", action="append", default=[], metavar="KIND:FOLDER",
+                        help="another local embedding model to measure the same way: "
+                        "model2vec:FOLDER or fastembed:FOLDER:DIM (repeatable)")
     args = parser.parse_args(argv)
     given = list(sys.argv[1:] if argv is None else argv)
     print(f"Command: `{' '.join(['python benches/relevance.py', *given])}`\n")
@@ -799,7 +907,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         tools, tasks = dataset
         servers = len({tool["server_id"] for tool in tools})
         print(f"Recall on {len(tasks)} tasks over {len(tools)} tools of {servers} servers\n")
-        print("\n".join(quality_report(tools, tasks, args.folds, not args.skip_semantic)))
+        others = [local_scorer(spec) for spec in args.scorer]
+        print("\n".join(quality_report(tools, tasks, args.folds, not args.skip_semantic,
+                                        others)))
     if not args.skip_timing:
         print()
         print("\n".join(speed_rows(args.tools, args.rounds, args.queries)))
