@@ -5,6 +5,8 @@ cross-validation, and how fast it is.
     python benches/relevance.py --data DIR           # a dataset in LiveMCPBench's format
     python benches/relevance.py --skip-timing        # recall alone
     python benches/relevance.py --skip-semantic      # without the embedding scorer
+    python benches/relevance.py --scorer fastembed:DIR:384 --scorer model2vec:DIR
+                                                     # other local models, measured alike
 
 **Quality.** A dataset in LiveMCPBench's format: ``catalog.json``
 (``{server_id: [MCP tool definitions]}``) and a task file (``tasks.json``, or
@@ -28,7 +30,11 @@ deviation and range:
   (:data:`GRID`), measured on the held-out fold; then the same with one part
   of the ranking held off, so that each part's contribution is its held-out
   gain. The options chosen on all the tasks are the package's defaults. The
-  embedding scorer's weight and fusion are chosen the same way.
+  embedding scorer's weight and fusion are chosen the same way (for WordLlama
+  and for each ``--scorer``), and so are two general methods measured and left
+  out: pseudo-relevance feedback (the text of the first tools, or of the first
+  tool's server, asked again and added at a weight; none among the choices)
+  and the weight of the steps' scores against the whole question's.
 
 Without a dataset (none at the given path, or at ``../shared/data/livemcpbench/``
 beside the repository by default) the recall tables are skipped, and said so.
