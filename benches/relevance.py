@@ -217,15 +217,26 @@ def table_row(row: Measured) -> str:
     return f"| {row.label} | " + " | ".join(cells) + " |"
 
 
-def gain_row(row: Measured, base: Measured) -> str:
-    """``row`` against ``base``, fold by fold: the mean difference of pooled
-    Recall@10 and @20 and in how many folds it is higher, lower."""
+def gain_cells(row: Measured, base: Measured) -> list[str]:
+    """``base`` against ``row``, fold by fold, for pooled Recall@10 and @20: the
+    mean difference and in how many folds ``base`` is higher, lower."""
     cells = []
     for i in (1, 2):
         diffs = [a - b for a, b in zip(base.column(i), row.column(i), strict=True)]
         up, down = sum(d > 1e-12 for d in diffs), sum(d < -1e-12 for d in diffs)
         cells.append(f"{statistics.fmean(diffs):+.3f} ({up} up, {down} down)")
-    return f"| {row.label} | " + " | ".join(cells) + " |"
+    return cells
+
+
+def gain_row(row: Measured, base: Measured) -> str:
+    """What ``base`` adds over ``row`` (:func:`gain_cells`), as a table row."""
+    return f"| {row.label} | " + " | ".join(gain_cells(row, base)) + " |"
+
+
+def gain_text(row: Measured, base: Measured) -> str:
+    """What ``row`` adds over ``base``, fold by fold, as a sentence's end."""
+    at10, at20 = gain_cells(base, row)
+    return f"pooled Recall@10 {at10}, @20 {at20}"
 
 
 GAIN_HEADER = [
@@ -599,9 +610,13 @@ def quality_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], count
     out.append("Feedback, chosen in each fold: " + "; ".join(with_fb.picks)
                + f"; on all tasks: {pick(feedback, tasks)[0]}")
     out.append("What feedback adds on the held-out folds, against the defaults: "
-               + gain_row(fixed("feedback", no_feedback[1], parts), with_fb)[2:-2])
+               + gain_text(with_fb, fixed("the defaults", no_feedback[1], parts)))
+    base = fixed("the defaults", no_feedback[1], parts)
     for row in other_rows:
         out.append(f"{row.label.split(',')[0]}, chosen in each fold: " + "; ".join(row.picks))
+        out.append(f"{row.label.split(',')[0]} against the defaults: {gain_text(row, base)}"
+                   + ("" if hybrid is None else
+                      f"; against ToolIndex + WordLlama: {gain_text(row, hybrid)}"))
     out.append("The steps' weight, chosen in each fold: " + "; ".join(steps_weighted.picks))
     if hybrid is not None:
         out.append("The scorer, chosen in each fold: " + "; ".join(hybrid.picks)

@@ -152,6 +152,8 @@ def test_the_variants_chosen_by_cross_validation_are_reported(bench, tmp_path, c
     assert "ToolIndex (defaults), the steps' weight chosen by cross-validation" in rows
     assert "Feedback, chosen in each fold: " in out
     assert "The steps' weight, chosen in each fold: " in out
+    assert ("What feedback adds on the held-out folds, against the defaults: pooled "
+            "Recall@10 ") in out
 
 
 def test_another_local_model_is_measured_the_same_way(bench, tmp_path, capsys):
@@ -180,6 +182,7 @@ def test_another_local_model_is_measured_the_same_way(bench, tmp_path, capsys):
     assert "Model2Vec tiny alone" in rows
     assert "ToolIndex + Model2Vec tiny, weight and fusion chosen by cross-validation" in rows
     assert "ToolIndex + Model2Vec tiny, chosen in each fold: " in out
+    assert "ToolIndex + Model2Vec tiny against the defaults: pooled Recall@10 " in out
 
 
 def test_no_dataset_is_said(bench, tmp_path, capsys):
