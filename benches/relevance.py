@@ -50,7 +50,7 @@ Rust: an index in memory, written on two threads) and bm25s (BM25 on NumPy
 arrays), each over name and description as one text with its own tokenizer,
 its query's tokenizing timed too; the target, to be faster. The embedding
 scorer's cost (loading, embedding the catalog, a query, memory) is timed on
-``--semantic-tools`` synthetic tools.
+``--semantic-tools`` synthetic tools, and each ``--scorer``'s on ``--scorer-tools``.
 """
 
 from __future__ import annotations
@@ -845,38 +845,42 @@ def rss():
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 before = rss()
 started = time.perf_counter()
-from toolfilter_fast.relevance.semantic import wordllama_scorer
-wordllama_scorer()
+MAKE
 print(json.dumps([time.perf_counter() - started, rss() - before]))
 """
+_WORDLLAMA = "from toolfilter_fast.relevance.semantic import wordllama_scorer; wordllama_scorer()"
 
 
-def _load_cost() -> tuple[float, int] | None:
-    """Loading WordLlama in a fresh process: seconds, and the memory it adds
-    (None where /proc is not there)."""
+def _load_cost(make: str = _WORDLLAMA) -> tuple[float, int] | None:
+    """Loading a scorer (by the code ``make``: WordLlama unless given) in a fresh
+    process: seconds, and the memory it adds (None where /proc is not there)."""
     import subprocess
 
     try:
-        out = subprocess.run([sys.executable, "-c", _LOAD], capture_output=True, text=True,
-                             check=True, timeout=300)
+        out = subprocess.run([sys.executable, "-c", _LOAD.replace("MAKE", make)],
+                             capture_output=True, text=True, check=True, timeout=300)
     except (OSError, subprocess.SubprocessError):
         return None
     seconds, memory = json.loads(out.stdout.strip().splitlines()[-1])
     return float(seconds), int(memory)
 
 
-def semantic_cost_rows(count: int, queries: int) -> list[str]:
+def semantic_cost_rows(count: int, queries: int, spec: str | None = None) -> list[str]:
     """What the offline embedding scorer costs: loading it (in a fresh
     process), embedding ``count`` synthetic tools and the memory the
     embeddings take, a query over them (the median of ``queries``); the
     lexical index's build and query beside it."""
     import tracemalloc
 
-    scorer = offline_scorer()
-    if scorer is None:
-        return ["WordLlama is not installed, so the embedding scorer's cost is not measured "
-                "(`pip install .[semantic]` brings it)."]
-    load = _load_cost()
+    if spec is None:
+        label, scorer, load = "WordLlama", offline_scorer(), _load_cost()
+        if scorer is None:
+            return ["WordLlama is not installed, so the embedding scorer's cost is not measured "
+                    "(`pip install .[semantic]` brings it)."]
+    else:
+        label, scorer = local_scorer(spec)
+        load = _load_cost(f"import sys; sys.path.insert(0, {str(HERE)!r}); "
+                          f"from relevance import local_scorer; local_scorer({spec!r})")
     tools = synthetic_catalog(count)
     asked = synthetic_queries(tools, queries)
     tracemalloc.start()
@@ -893,12 +897,12 @@ def semantic_cost_rows(count: int, queries: int) -> list[str]:
               f"| load the model (a fresh process) | {load[0] * 1e3:.0f} ms "
               f"| {load[1] / mb:.0f} MB |")
     return [
-        f"| WordLlama on {count:,} synthetic tools | time | memory |", "| --- | ---: | ---: |",
+        f"| {label} on {count:,} synthetic tools | time | memory |", "| --- | ---: | ---: |",
         loaded,
         f"| embed the catalog (once) | {embed * 1e3:.0f} ms | {embeddings / mb:.1f} MB |",
         f"| the lexical index's build, beside it | {index_build * 1e3:.0f} ms | |",
         f"| one query, lexical (median of {queries}) | {lexical * 1e3:.2f} ms | |",
-        f"| one query, lexical + WordLlama (median of {queries}) | {hybrid * 1e3:.2f} ms | |",
+        f"| one query, lexical + {label} (median of {queries}) | {hybrid * 1e3:.2f} ms | |",
     ]
 
 
@@ -909,6 +913,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=FOLDS)
     parser.add_argument("--tools", type=int, default=100_000)
     parser.add_argument("--semantic-tools", type=int, default=10_000)
+    parser.add_argument("--scorer-tools", type=int, default=200,
+                        help="how many synthetic tools each --scorer's cost is timed on")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--skip-timing", action="store_true")
@@ -937,6 +943,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.skip_semantic:
             print()
             print("\n".join(semantic_cost_rows(args.semantic_tools, min(args.queries, 50))))
+        for spec in args.scorer:
+            print()
+            print("\n".join(semantic_cost_rows(args.scorer_tools, min(args.queries, 20), spec)))
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     print(f"\nLoad average {load[0]:.2f} (1 min) and {load[2]:.2f} (15 min) at the end.")
     return 0

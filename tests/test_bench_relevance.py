@@ -183,6 +183,9 @@ def test_another_local_model_is_measured_the_same_way(bench, tmp_path, capsys):
     assert "ToolIndex + Model2Vec tiny, weight and fusion chosen by cross-validation" in rows
     assert "ToolIndex + Model2Vec tiny, chosen in each fold: " in out
     assert "ToolIndex + Model2Vec tiny against the defaults: pooled Recall@10 " in out
+    cost = bench.semantic_cost_rows(40, 2, f"model2vec:{folder}")
+    assert cost[0].startswith("| Model2Vec tiny on 40 synthetic tools")
+    assert len(cost) == 7 and all(" ms |" in row for row in cost[2:])
 
 
 def test_no_dataset_is_said(bench, tmp_path, capsys):
