@@ -34,7 +34,8 @@ deviation and range:
   and for each ``--scorer``), and so are two general methods measured and left
   out: pseudo-relevance feedback (the text of the first tools, or of the first
   tool's server, asked again and added at a weight; none among the choices)
-  and the weight of the steps' scores against the whole question's.
+  the weight of the steps' scores against the whole question's, and a field
+  (the name, the description) scored on its own and added.
 
 Without a dataset (none at the given path, or at ``../shared/data/livemcpbench/``
 beside the repository by default) the recall tables are skipped, and said so.
@@ -393,6 +394,29 @@ def weighted_steps(tools: Sequence[dict[str, Any]], weight: float) -> Method:
 STEP_WEIGHTS = (1.0, 0.25, 0.5, 1.5, 2.0)
 
 
+def field_added(tools: Sequence[dict[str, Any]], field: str, weight: float) -> Method:
+    """The structural variant, a field scored on its own: the defaults' scores
+    plus ``weight`` times the tool's BM25 score over ``field`` alone (no
+    server evidence), scaled to its best: a per-field sum beside BM25F's
+    weighted counts."""
+    whole = ToolIndex(tools)
+    fields = {f: 0.0 for f in ("name", "title", "description", "server", "params")}
+    alone = ToolIndex(tools, dataclasses.replace(
+        Ranking(), server_evidence=0.0, **{**fields, field: 1.0}))
+
+    def method(question: str) -> list[int]:
+        extra = alone.scores(question)
+        best = max(extra) or 1.0
+        return _best([a + weight * b / best
+                      for a, b in zip(whole.scores(question), extra, strict=True)], max(KS))
+    return method
+
+
+#: The fields scored on their own, and their weights, the cross-validation chooses among.
+FIELD_SCORES = tuple((field, weight) for field in ("name", "description")
+                     for weight in (0.25, 0.5, 1.0))
+
+
 def feedback_label(source: str, depth: int) -> str:
     return (f"feedback from the first {depth} tool{'s' if depth > 1 else ''}"
             if source == "tools" else "feedback from the first tool's server")
@@ -589,7 +613,12 @@ def quality_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], count
         "ToolIndex (defaults), the steps' weight chosen by cross-validation",
         [(f"steps at {w}", run(weighted_steps(tools, w), tools, tasks)) for w in STEP_WEIGHTS],
         parts)
-    cv_rows = [full, with_fb, steps_weighted]
+    fields_added = chosen(
+        "ToolIndex (defaults), a field scored on its own chosen by cross-validation "
+        "(none among the choices)",
+        [no_feedback] + [(f"{field} at {w}", run(field_added(tools, field, w), tools, tasks))
+                         for field, w in FIELD_SCORES], parts)
+    cv_rows = [full, with_fb, steps_weighted, fields_added]
     hybrid = None
     if candidates:
         mixes = [(name, found) for name, found in candidates.items() if name != "embedding alone"]
@@ -618,6 +647,8 @@ def quality_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], count
                    + ("" if hybrid is None else
                       f"; against ToolIndex + WordLlama: {gain_text(row, hybrid)}"))
     out.append("The steps' weight, chosen in each fold: " + "; ".join(steps_weighted.picks))
+    out.append("A field on its own, chosen in each fold: " + "; ".join(
+        "none" if name == no_feedback[0] else name for name in fields_added.picks))
     if hybrid is not None:
         out.append("The scorer, chosen in each fold: " + "; ".join(hybrid.picks)
                    + f"; on all tasks: {pick(mixes, tasks)[0]}")

@@ -126,6 +126,22 @@ def test_weighted_steps_at_one_rank_as_the_package_does(bench):
             tools, Ranking(steps=False)).rank(question, 20, matched_only=True)
 
 
+def test_a_field_on_its_own_adds_its_own_ranking(bench):
+    from toolfilter_fast.relevance import ToolIndex
+
+    tools = [
+        {"name": "forecast_rain", "description": "Numbers", "server_id": "a"},
+        {"name": "get_data", "description": "The forecast, the rain, the forecast of rain "
+         "and more rain and more forecast over the week, day by day, in a table",
+         "server_id": "b"},
+    ]
+    question = "rain forecast"
+    assert bench.field_added(tools, "name", 0.0)(question) == ToolIndex(tools).rank(
+        question, 20, matched_only=True)
+    assert bench.field_added(tools, "description", 5.0)(question)[0] == 1
+    assert bench.field_added(tools, "name", 5.0)(question)[0] == 0
+
+
 def test_feedback_brings_in_what_the_first_tools_say(bench):
     tools = [
         {"name": "get_forecast", "description": "Weather forecast for a city", "server_id": "a"},
@@ -152,6 +168,9 @@ def test_the_variants_chosen_by_cross_validation_are_reported(bench, tmp_path, c
     assert "ToolIndex (defaults), the steps' weight chosen by cross-validation" in rows
     assert "Feedback, chosen in each fold: " in out
     assert "The steps' weight, chosen in each fold: " in out
+    assert "A field on its own, chosen in each fold: " in out
+    assert ("ToolIndex (defaults), a field scored on its own chosen by cross-validation "
+            "(none among the choices)") in rows
     assert ("What feedback adds on the held-out folds, against the defaults: pooled "
             "Recall@10 ") in out
 
