@@ -5,6 +5,8 @@ cross-validation, and how fast it is.
     python benches/relevance.py --data DIR           # a dataset in LiveMCPBench's format
     python benches/relevance.py --skip-timing        # recall alone
     python benches/relevance.py --skip-semantic      # without the embedding scorer
+    python benches/relevance.py --scorer fastembed:DIR:384 --scorer model2vec:DIR
+                                                     # other local models, measured alike
 
 **Quality.** A dataset in LiveMCPBench's format: ``catalog.json``
 (``{server_id: [MCP tool definitions]}``) and a task file (``tasks.json``, or
@@ -28,7 +30,12 @@ deviation and range:
   (:data:`GRID`), measured on the held-out fold; then the same with one part
   of the ranking held off, so that each part's contribution is its held-out
   gain. The options chosen on all the tasks are the package's defaults. The
-  embedding scorer's weight and fusion are chosen the same way.
+  embedding scorer's weight and fusion are chosen the same way (for WordLlama
+  and for each ``--scorer``), and so are two general methods measured and left
+  out: pseudo-relevance feedback (the text of the first tools, or of the first
+  tool's server, asked again and added at a weight; none among the choices)
+  the weight of the steps' scores against the whole question's, and a field
+  (the name, the description) scored on its own and added.
 
 Without a dataset (none at the given path, or at ``../shared/data/livemcpbench/``
 beside the repository by default) the recall tables are skipped, and said so.
@@ -44,7 +51,7 @@ Rust: an index in memory, written on two threads) and bm25s (BM25 on NumPy
 arrays), each over name and description as one text with its own tokenizer,
 its query's tokenizing timed too; the target, to be faster. The embedding
 scorer's cost (loading, embedding the catalog, a query, memory) is timed on
-``--semantic-tools`` synthetic tools.
+``--semantic-tools`` synthetic tools, and each ``--scorer``'s on ``--scorer-tools``.
 """
 
 from __future__ import annotations
@@ -211,15 +218,26 @@ def table_row(row: Measured) -> str:
     return f"| {row.label} | " + " | ".join(cells) + " |"
 
 
-def gain_row(row: Measured, base: Measured) -> str:
-    """``row`` against ``base``, fold by fold: the mean difference of pooled
-    Recall@10 and @20 and in how many folds it is higher, lower."""
+def gain_cells(row: Measured, base: Measured) -> list[str]:
+    """``base`` against ``row``, fold by fold, for pooled Recall@10 and @20: the
+    mean difference and in how many folds ``base`` is higher, lower."""
     cells = []
     for i in (1, 2):
         diffs = [a - b for a, b in zip(base.column(i), row.column(i), strict=True)]
         up, down = sum(d > 1e-12 for d in diffs), sum(d < -1e-12 for d in diffs)
         cells.append(f"{statistics.fmean(diffs):+.3f} ({up} up, {down} down)")
-    return f"| {row.label} | " + " | ".join(cells) + " |"
+    return cells
+
+
+def gain_row(row: Measured, base: Measured) -> str:
+    """What ``base`` adds over ``row`` (:func:`gain_cells`), as a table row."""
+    return f"| {row.label} | " + " | ".join(gain_cells(row, base)) + " |"
+
+
+def gain_text(row: Measured, base: Measured) -> str:
+    """What ``row`` adds over ``base``, fold by fold, as a sentence's end."""
+    at10, at20 = gain_cells(base, row)
+    return f"pooled Recall@10 {at10}, @20 {at20}"
 
 
 GAIN_HEADER = [
@@ -318,6 +336,90 @@ def servers_first(tools: Sequence[dict[str, Any]], ranking: Ranking, count: int)
         return _best([total[i] + (10.0 if server_of[i] in best else 0.0)
                       for i in range(len(tools))], max(KS))
     return method
+
+
+def feedback_text(tool: dict[str, Any]) -> str:
+    """What pseudo-relevance feedback reads of a tool: its name and description."""
+    return f"{tool.get('name') or ''} {tool.get('description') or ''}"
+
+
+def with_feedback(tools: Sequence[dict[str, Any]], source: str, depth: int,
+                  weight: float) -> Method:
+    """The structural variant, pseudo-relevance feedback: the question ranked
+    as the defaults rank it, then the text of what it found first (``source``
+    ``"tools"``: the first ``depth`` tools; ``"server"``: every tool of the
+    first tool's server) asked as a second query (not cut into steps), its
+    scores, scaled to its best, added at ``weight``."""
+    first = ToolIndex(tools)
+    second = ToolIndex(tools, dataclasses.replace(Ranking(), steps=False))
+    server_of = [tool.get("server_id") for tool in tools]
+
+    def method(question: str) -> list[int]:
+        scores = first.scores(question)
+        top = _best(scores, depth)
+        if not top:
+            return []
+        if source == "server":
+            top = [i for i, s in enumerate(server_of) if s == server_of[top[0]]]
+        extra = second.scores(" ".join(feedback_text(tools[i]) for i in top))
+        best = max(extra) or 1.0
+        return _best([a + weight * b / best for a, b in zip(scores, extra, strict=True)],
+                     max(KS))
+    return method
+
+
+#: The feedback the cross-validation chooses among (none among them):
+#: (source, depth, weight).
+FEEDBACK = (("tools", 1, 0.25), ("tools", 1, 0.5), ("tools", 3, 0.25), ("tools", 3, 0.5),
+            ("server", 1, 0.25), ("server", 1, 0.5))
+
+
+def weighted_steps(tools: Sequence[dict[str, Any]], weight: float) -> Method:
+    """The structural variant, query-side weighting of the steps: the whole
+    question's scores plus ``weight`` times each step's (at ``weight`` 1, the
+    package's own sum, ``Ranking.steps``)."""
+    flat = ToolIndex(tools, dataclasses.replace(Ranking(), steps=False))
+
+    def method(question: str) -> list[int]:
+        total = flat.scores(question)
+        each = [step for step in _core.search_steps(question) if flat.has_terms(step)]
+        if len(each) > 1:
+            for step in each:
+                total = [a + weight * b for a, b in zip(total, flat.scores(step), strict=True)]
+        return _best(total, max(KS))
+    return method
+
+
+#: The steps' weights the cross-validation chooses among (1: the package's).
+STEP_WEIGHTS = (1.0, 0.25, 0.5, 1.5, 2.0)
+
+
+def field_added(tools: Sequence[dict[str, Any]], field: str, weight: float) -> Method:
+    """The structural variant, a field scored on its own: the defaults' scores
+    plus ``weight`` times the tool's BM25 score over ``field`` alone (no
+    server evidence), scaled to its best: a per-field sum beside BM25F's
+    weighted counts."""
+    whole = ToolIndex(tools)
+    fields = {f: 0.0 for f in ("name", "title", "description", "server", "params")}
+    alone = ToolIndex(tools, dataclasses.replace(
+        Ranking(), server_evidence=0.0, **{**fields, field: 1.0}))
+
+    def method(question: str) -> list[int]:
+        extra = alone.scores(question)
+        best = max(extra) or 1.0
+        return _best([a + weight * b / best
+                      for a, b in zip(whole.scores(question), extra, strict=True)], max(KS))
+    return method
+
+
+#: The fields scored on their own, and their weights, the cross-validation chooses among.
+FIELD_SCORES = tuple((field, weight) for field in ("name", "description")
+                     for weight in (0.25, 0.5, 1.0))
+
+
+def feedback_label(source: str, depth: int) -> str:
+    return (f"feedback from the first {depth} tool{'s' if depth > 1 else ''}"
+            if source == "tools" else "feedback from the first tool's server")
 
 
 def ranked(index: ToolIndex) -> Method:
@@ -437,8 +539,26 @@ def target_rows(rows: Iterable[tuple[str, Measured, dict[int, float]]]) -> list[
     return out
 
 
+def local_scorer(spec: str) -> tuple[str, Any]:
+    """A scorer named on the command line, ``KIND:FOLDER`` (``model2vec:DIR``,
+    ``fastembed:DIR:DIM`` for an ONNX folder of mean-pooled ``DIM``-dimension
+    embeddings): its label and the scorer."""
+    from toolfilter_fast.relevance import semantic
+
+    kind, _, rest = spec.partition(":")
+    if kind == "model2vec":
+        return f"Model2Vec {pathlib.Path(rest).name}", semantic.model2vec_scorer(rest)
+    if kind == "fastembed":
+        folder, _, dim = rest.rpartition(":")
+        if not folder or not dim.isdigit():
+            raise SystemExit(f"--scorer {spec!r}: fastembed:FOLDER:DIM expected")
+        return (f"fastembed {pathlib.Path(folder).name}",
+                semantic.fastembed_scorer(folder, dim=int(dim), batch=16))
+    raise SystemExit(f"--scorer {spec!r}: model2vec:FOLDER or fastembed:FOLDER:DIM expected")
+
+
 def quality_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], count: int,
-                   semantic: bool) -> list[str]:
+                   semantic: bool, others: Sequence[tuple[str, Any]] = ()) -> list[str]:
     """The recall tables (see the module's docstring), as Markdown lines."""
     parts = folds(tasks, count)
     out = [f"Folds: {len(parts)} ({', '.join(str(len(p)) for p in parts)} tasks), "
@@ -466,6 +586,13 @@ def quality_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], count
         if f"mix {weight}" in candidates:
             rows.append(fixed(f"ToolIndex + WordLlama (mix, weight {weight})",
                               candidates[f"mix {weight}"], parts))
+    other_rows: list[Measured] = []
+    for label, other in others:
+        found = semantic_candidates(tools, tasks, defaults, other)
+        rows.append(fixed(f"{label} alone", found["embedding alone"], parts))
+        other_rows.append(chosen(
+            f"ToolIndex + {label}, weight and fusion chosen by cross-validation",
+            [(name, f) for name, f in found.items() if name != "embedding alone"], parts))
     out += ["Fixed methods (nothing chosen on the data):", "", *TABLE_HEADER,
             *map(table_row, rows), ""]
 
@@ -475,13 +602,30 @@ def quality_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], count
     full_grid = procedure(None)
     full = chosen("ToolIndex, options chosen by cross-validation", full_grid, parts)
     held_rows = [chosen(f"{part}", procedure(held), parts) for part, held in PARTS.items()]
-    cv_rows = [full]
+    no_feedback = ("no feedback", run(ranked(defaults), tools, tasks))
+    feedback = [no_feedback] + [
+        (f"{feedback_label(source, depth)}, weight {weight}",
+         run(with_feedback(tools, source, depth, weight), tools, tasks))
+        for source, depth, weight in FEEDBACK]
+    with_fb = chosen("ToolIndex (defaults), pseudo-relevance feedback chosen by "
+                     "cross-validation (none among the choices)", feedback, parts)
+    steps_weighted = chosen(
+        "ToolIndex (defaults), the steps' weight chosen by cross-validation",
+        [(f"steps at {w}", run(weighted_steps(tools, w), tools, tasks)) for w in STEP_WEIGHTS],
+        parts)
+    fields_added = chosen(
+        "ToolIndex (defaults), a field scored on its own chosen by cross-validation "
+        "(none among the choices)",
+        [no_feedback] + [(f"{field} at {w}", run(field_added(tools, field, w), tools, tasks))
+                         for field, w in FIELD_SCORES], parts)
+    cv_rows = [full, with_fb, steps_weighted, fields_added]
     hybrid = None
     if candidates:
         mixes = [(name, found) for name, found in candidates.items() if name != "embedding alone"]
         hybrid = chosen("ToolIndex + WordLlama, weight and fusion chosen by cross-validation",
                         mixes, parts)
         cv_rows.append(hybrid)
+    cv_rows += other_rows
     out += [f"Chosen by cross-validation (a grid of {len(full_grid)} rankings; "
             "each fold measured with the options the other folds chose):", "",
             *TABLE_HEADER, *map(table_row, cv_rows), ""]
@@ -492,6 +636,19 @@ def quality_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], count
         f"fold {i + 1}: {name}" for i, name in enumerate(full.picks)))
     out.append(f"Chosen on all {len(tasks)} tasks (the defaults): "
                f"{pick(full_grid, tasks)[0]}")
+    out.append("Feedback, chosen in each fold: " + "; ".join(with_fb.picks)
+               + f"; on all tasks: {pick(feedback, tasks)[0]}")
+    out.append("What feedback adds on the held-out folds, against the defaults: "
+               + gain_text(with_fb, fixed("the defaults", no_feedback[1], parts)))
+    base = fixed("the defaults", no_feedback[1], parts)
+    for row in other_rows:
+        out.append(f"{row.label.split(',')[0]}, chosen in each fold: " + "; ".join(row.picks))
+        out.append(f"{row.label.split(',')[0]} against the defaults: {gain_text(row, base)}"
+                   + ("" if hybrid is None else
+                      f"; against ToolIndex + WordLlama: {gain_text(row, hybrid)}"))
+    out.append("The steps' weight, chosen in each fold: " + "; ".join(steps_weighted.picks))
+    out.append("A field on its own, chosen in each fold: " + "; ".join(
+        "none" if name == no_feedback[0] else name for name in fields_added.picks))
     if hybrid is not None:
         out.append("The scorer, chosen in each fold: " + "; ".join(hybrid.picks)
                    + f"; on all tasks: {pick(mixes, tasks)[0]}")
@@ -719,38 +876,42 @@ def rss():
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 before = rss()
 started = time.perf_counter()
-from toolfilter_fast.relevance.semantic import wordllama_scorer
-wordllama_scorer()
+MAKE
 print(json.dumps([time.perf_counter() - started, rss() - before]))
 """
+_WORDLLAMA = "from toolfilter_fast.relevance.semantic import wordllama_scorer; wordllama_scorer()"
 
 
-def _load_cost() -> tuple[float, int] | None:
-    """Loading WordLlama in a fresh process: seconds, and the memory it adds
-    (None where /proc is not there)."""
+def _load_cost(make: str = _WORDLLAMA) -> tuple[float, int] | None:
+    """Loading a scorer (by the code ``make``: WordLlama unless given) in a fresh
+    process: seconds, and the memory it adds (None where /proc is not there)."""
     import subprocess
 
     try:
-        out = subprocess.run([sys.executable, "-c", _LOAD], capture_output=True, text=True,
-                             check=True, timeout=300)
+        out = subprocess.run([sys.executable, "-c", _LOAD.replace("MAKE", make)],
+                             capture_output=True, text=True, check=True, timeout=300)
     except (OSError, subprocess.SubprocessError):
         return None
     seconds, memory = json.loads(out.stdout.strip().splitlines()[-1])
     return float(seconds), int(memory)
 
 
-def semantic_cost_rows(count: int, queries: int) -> list[str]:
+def semantic_cost_rows(count: int, queries: int, spec: str | None = None) -> list[str]:
     """What the offline embedding scorer costs: loading it (in a fresh
     process), embedding ``count`` synthetic tools and the memory the
     embeddings take, a query over them (the median of ``queries``); the
     lexical index's build and query beside it."""
     import tracemalloc
 
-    scorer = offline_scorer()
-    if scorer is None:
-        return ["WordLlama is not installed, so the embedding scorer's cost is not measured "
-                "(`pip install .[semantic]` brings it)."]
-    load = _load_cost()
+    if spec is None:
+        label, scorer, load = "WordLlama", offline_scorer(), _load_cost()
+        if scorer is None:
+            return ["WordLlama is not installed, so the embedding scorer's cost is not measured "
+                    "(`pip install .[semantic]` brings it)."]
+    else:
+        label, scorer = local_scorer(spec)
+        load = _load_cost(f"import sys; sys.path.insert(0, {str(HERE)!r}); "
+                          f"from relevance import local_scorer; local_scorer({spec!r})")
     tools = synthetic_catalog(count)
     asked = synthetic_queries(tools, queries)
     tracemalloc.start()
@@ -767,12 +928,12 @@ def semantic_cost_rows(count: int, queries: int) -> list[str]:
               f"| load the model (a fresh process) | {load[0] * 1e3:.0f} ms "
               f"| {load[1] / mb:.0f} MB |")
     return [
-        f"| WordLlama on {count:,} synthetic tools | time | memory |", "| --- | ---: | ---: |",
+        f"| {label} on {count:,} synthetic tools | time | memory |", "| --- | ---: | ---: |",
         loaded,
         f"| embed the catalog (once) | {embed * 1e3:.0f} ms | {embeddings / mb:.1f} MB |",
         f"| the lexical index's build, beside it | {index_build * 1e3:.0f} ms | |",
         f"| one query, lexical (median of {queries}) | {lexical * 1e3:.2f} ms | |",
-        f"| one query, lexical + WordLlama (median of {queries}) | {hybrid * 1e3:.2f} ms | |",
+        f"| one query, lexical + {label} (median of {queries}) | {hybrid * 1e3:.2f} ms | |",
     ]
 
 
@@ -783,10 +944,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=FOLDS)
     parser.add_argument("--tools", type=int, default=100_000)
     parser.add_argument("--semantic-tools", type=int, default=10_000)
+    parser.add_argument("--scorer-tools", type=int, default=200,
+                        help="how many synthetic tools each --scorer's cost is timed on")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--skip-timing", action="store_true")
     parser.add_argument("--skip-semantic", action="store_true")
+    parser.add_argument("--scorer", action="append", default=[], metavar="KIND:FOLDER",
+                        help="another local embedding model to measure the same way: "
+                        "model2vec:FOLDER or fastembed:FOLDER:DIM (repeatable)")
     args = parser.parse_args(argv)
     given = list(sys.argv[1:] if argv is None else argv)
     print(f"Command: `{' '.join(['python benches/relevance.py', *given])}`\n")
@@ -799,13 +965,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         tools, tasks = dataset
         servers = len({tool["server_id"] for tool in tools})
         print(f"Recall on {len(tasks)} tasks over {len(tools)} tools of {servers} servers\n")
-        print("\n".join(quality_report(tools, tasks, args.folds, not args.skip_semantic)))
+        others = [local_scorer(spec) for spec in args.scorer]
+        print("\n".join(quality_report(tools, tasks, args.folds, not args.skip_semantic,
+                                        others)))
     if not args.skip_timing:
         print()
         print("\n".join(speed_rows(args.tools, args.rounds, args.queries)))
         if not args.skip_semantic:
             print()
             print("\n".join(semantic_cost_rows(args.semantic_tools, min(args.queries, 50))))
+        for spec in args.scorer:
+            print()
+            print("\n".join(semantic_cost_rows(args.scorer_tools, min(args.queries, 20), spec)))
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     print(f"\nLoad average {load[0]:.2f} (1 min) and {load[2]:.2f} (15 min) at the end.")
     return 0

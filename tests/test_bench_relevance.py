@@ -114,6 +114,99 @@ def test_the_structural_variants_rank(bench):
     assert fused[0] == 0.5 / 61 and fused[1] > fused[0]
 
 
+def test_weighted_steps_at_one_rank_as_the_package_does(bench):
+    from toolfilter_fast.relevance import Ranking, ToolIndex
+
+    tools = [{**tool, "server_id": server} for server, listed in CATALOG.items() for tool in listed]
+    for task in TASKS:
+        question = task["question"]
+        assert bench.weighted_steps(tools, 1.0)(question) == ToolIndex(tools).rank(
+            question, 20, matched_only=True)
+        assert bench.weighted_steps(tools, 0.0)(question) == ToolIndex(
+            tools, Ranking(steps=False)).rank(question, 20, matched_only=True)
+
+
+def test_a_field_on_its_own_adds_its_own_ranking(bench):
+    from toolfilter_fast.relevance import ToolIndex
+
+    tools = [
+        {"name": "forecast_rain", "description": "Numbers", "server_id": "a"},
+        {"name": "get_data", "description": "The forecast, the rain, the forecast of rain "
+         "and more rain and more forecast over the week, day by day, in a table",
+         "server_id": "b"},
+    ]
+    question = "rain forecast"
+    assert bench.field_added(tools, "name", 0.0)(question) == ToolIndex(tools).rank(
+        question, 20, matched_only=True)
+    assert bench.field_added(tools, "description", 5.0)(question)[0] == 1
+    assert bench.field_added(tools, "name", 5.0)(question)[0] == 0
+
+
+def test_feedback_brings_in_what_the_first_tools_say(bench):
+    tools = [
+        {"name": "get_forecast", "description": "Weather forecast for a city", "server_id": "a"},
+        {"name": "rain_radar", "description": "Radar map of the weather", "server_id": "b"},
+        {"name": "write_file", "description": "Write text to a file", "server_id": "c"},
+    ]
+    question = "the forecast for Oslo"
+    assert bench.with_feedback(tools, "tools", 1, 0.0)(question) == [0]
+    assert bench.with_feedback(tools, "tools", 1, 0.5)(question) == [0, 1]
+    assert bench.with_feedback(tools, "server", 1, 0.5)(question) == [0, 1]
+    assert bench.with_feedback(tools, "tools", 1, 0.5)("zebra") == []
+
+
+def test_the_variants_chosen_by_cross_validation_are_reported(bench, tmp_path, capsys):
+    (tmp_path / "catalog.json").write_text(json.dumps(CATALOG))
+    (tmp_path / "tasks_dev.json").write_text(json.dumps(TASKS))
+    assert bench.main(["--data", str(tmp_path), "--skip-timing", "--skip-semantic",
+                       "--folds", "3"]) == 0
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    feedback = ("ToolIndex (defaults), pseudo-relevance feedback chosen by cross-validation "
+                "(none among the choices)")
+    assert feedback in rows
+    assert "ToolIndex (defaults), the steps' weight chosen by cross-validation" in rows
+    assert "Feedback, chosen in each fold: " in out
+    assert "The steps' weight, chosen in each fold: " in out
+    assert "A field on its own, chosen in each fold: " in out
+    assert ("ToolIndex (defaults), a field scored on its own chosen by cross-validation "
+            "(none among the choices)") in rows
+    assert ("What feedback adds on the held-out folds, against the defaults: pooled "
+            "Recall@10 ") in out
+
+
+def test_another_local_model_is_measured_the_same_way(bench, tmp_path, capsys):
+    for spec in ("word2vec:/x", "fastembed:/x", "fastembed:/x:many"):
+        with pytest.raises(SystemExit, match="expected"):
+            bench.local_scorer(spec)
+    model2vec = pytest.importorskip("model2vec", reason="model2vec is not installed "
+                                    "(the semantic-test extra)")
+    np = pytest.importorskip("numpy", reason="NumPy comes with model2vec")
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    vocab = ["[PAD]", "[UNK]", "weather", "file", "address"]
+    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(vocab)},
+                                           unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    vectors = np.eye(len(vocab), 4, k=-1, dtype=np.float32) + 0.01
+    folder = tmp_path / "tiny"
+    model2vec.StaticModel(vectors, tokenizer, normalize=True).save_pretrained(str(folder))
+    (tmp_path / "catalog.json").write_text(json.dumps(CATALOG))
+    (tmp_path / "tasks_dev.json").write_text(json.dumps(TASKS))
+    assert bench.main(["--data", str(tmp_path), "--skip-timing", "--skip-semantic",
+                       "--folds", "3", "--scorer", f"model2vec:{folder}"]) == 0
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    assert "Model2Vec tiny alone" in rows
+    assert "ToolIndex + Model2Vec tiny, weight and fusion chosen by cross-validation" in rows
+    assert "ToolIndex + Model2Vec tiny, chosen in each fold: " in out
+    assert "ToolIndex + Model2Vec tiny against the defaults: pooled Recall@10 " in out
+    cost = bench.semantic_cost_rows(40, 2, f"model2vec:{folder}")
+    assert cost[0].startswith("| Model2Vec tiny on 40 synthetic tools")
+    assert len(cost) == 7 and all(" ms |" in row for row in cost[2:])
+
+
 def test_no_dataset_is_said(bench, tmp_path, capsys):
     assert bench.main(["--data", str(tmp_path / "nowhere"), "--skip-timing"]) == 0
     assert "No dataset in LiveMCPBench's format (catalog.json, tasks.json)" in capsys.readouterr().out
