@@ -75,10 +75,13 @@ pub enum ImportIssue {
     Released(&'static str),
     /// The schema's format string is NULL.
     NoFormat,
-    /// A format this path does not decide (as given, escaped).
+    /// A format this path does not decide: the type it names, as Arrow
+    /// writes it where known, and the format string (escaped).
     Format(String),
     /// The schema describes a dictionary-encoded column.
     Dictionary,
+    /// `arrow-array` refused the checked structures (its words).
+    Arrow(String),
     /// The schema or the array has children (`.1`), which strings have not.
     Children(&'static str, i64),
     /// The array carries a dictionary though its schema has none.
@@ -117,11 +120,9 @@ impl fmt::Display for ImportIssue {
         match self {
             Released(what) => write!(f, "the {what} is already released"),
             NoFormat => write!(f, "the schema's format string is NULL"),
-            Format(format) => write!(
-                f,
-                "the format {format:?} is not a string layout this path decides (utf8 \"u\", large_utf8 \"U\" or utf8_view \"vu\")"
-            ),
+            Format(kind) => write!(f, "{kind} is not a string layout this path decides"),
             Dictionary => write!(f, "a dictionary-encoded column is not decided here: decode it first (e.g. pyarrow's `.dictionary_decode()`)"),
+            Arrow(words) => write!(f, "{words}"),
             Children(what, n) => write!(f, "the {what} has {n} children; a string array has none"),
             ArrayDictionary => write!(f, "the array carries a dictionary its schema does not declare"),
             Negative(field, value) => write!(f, "the array's {field} is negative ({value})"),
@@ -149,6 +150,42 @@ impl fmt::Display for ImportIssue {
             ViewPrefix(row) => write!(f, "row {row}'s view prefix differs from the bytes it points to"),
         }
     }
+}
+
+/// The type a format string names, as Arrow writes it, for the common ones,
+/// with the format itself: `int32 (format "i")`.
+fn type_name(format: &[u8]) -> String {
+    let name = match format {
+        b"n" => "null",
+        b"b" => "bool",
+        b"c" => "int8",
+        b"C" => "uint8",
+        b"s" => "int16",
+        b"S" => "uint16",
+        b"i" => "int32",
+        b"I" => "uint32",
+        b"l" => "int64",
+        b"L" => "uint64",
+        b"e" => "halffloat",
+        b"f" => "float",
+        b"g" => "double",
+        b"z" => "binary",
+        b"Z" => "large_binary",
+        b"vz" => "binary_view",
+        b"+l" => "list",
+        b"+L" => "large_list",
+        b"+s" => "struct",
+        b"+m" => "map",
+        b"+r" => "run_end_encoded",
+        _ if format.starts_with(b"+u") => "union",
+        _ if format.starts_with(b"w:") => "fixed_size_binary",
+        _ if format.starts_with(b"+w:") => "fixed_size_list",
+        _ if format.starts_with(b"d:") => "decimal",
+        _ if format.starts_with(b"ts") => "timestamp",
+        _ if format.starts_with(b"td") || format.starts_with(b"tt") => "date or time",
+        _ => "a type",
+    };
+    format!("{name} (format \"{}\")", format.escape_ascii())
 }
 
 /// Reads element `i` of a buffer of `T`s, aligned or not (the interface
@@ -279,7 +316,7 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
         b"u" => Layout::Utf8,
         b"U" => Layout::LargeUtf8,
         b"vu" => Layout::Utf8View,
-        _ => return Err(ImportIssue::Format(format.escape_ascii().to_string())),
+        _ => return Err(ImportIssue::Format(type_name(format))),
     };
     if schema.n_children != 0 {
         return Err(ImportIssue::Children("schema", schema.n_children));
@@ -444,13 +481,13 @@ unsafe fn check_views(
 /// # Safety
 /// As for [`check`], and `array` is writable. The trust boundary is
 /// [`check`]'s: the extents the structures imply are trusted, the rest checked.
-pub unsafe fn import(schema: *const FFI_ArrowSchema, array: *mut FFI_ArrowArray) -> Result<ArrayRef, String> {
+pub unsafe fn import(schema: *const FFI_ArrowSchema, array: *mut FFI_ArrowArray) -> Result<ArrayRef, ImportIssue> {
     // SAFETY: the caller's promise, passed on.
-    unsafe { check(schema, array) }.map_err(|issue| issue.to_string())?;
+    unsafe { check(schema, array) }?;
     // SAFETY: checked above: a live array of a string layout with the
     // buffers it needs, consistent lengths and offsets; moved out, leaving a
     // released one behind.
-    let data = unsafe { from_ffi(FFI_ArrowArray::from_raw(array), &*schema) }.map_err(|e| e.to_string())?;
+    let data = unsafe { from_ffi(FFI_ArrowArray::from_raw(array), &*schema) }.map_err(|e| ImportIssue::Arrow(e.to_string()))?;
     Ok(make_array(data))
 }
 
@@ -574,8 +611,8 @@ mod tests {
         a.n_buffers = 3;
         a.buffers = std::ptr::null_mut();
         assert!(matches!(run(&s, &a), Err(ImportIssue::NullBuffer(0, _))));
-        assert_eq!(run(&schema(c"l"), &good()), Err(ImportIssue::Format("l".into())));
-        assert_eq!(run(&schema(c"+r"), &good()), Err(ImportIssue::Format("+r".into())));
+        assert_eq!(run(&schema(c"l"), &good()), Err(ImportIssue::Format("int64 (format \"l\")".into())));
+        assert_eq!(run(&schema(c"+r"), &good()), Err(ImportIssue::Format("run_end_encoded (format \"+r\")".into())));
         let mut s = schema(c"u");
         s.format = null();
         assert_eq!(run(&s, &good()), Err(ImportIssue::NoFormat));

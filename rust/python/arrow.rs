@@ -19,18 +19,30 @@ use super::batch::threads_arg;
 use super::bytes_str;
 use super::filter::PyStaticFilter;
 use super::type_name;
-use crate::arrow::{self, ArrowIssue};
-use crate::arrow_import;
+use crate::arrow::{self, ArrowIssue, Column};
+use crate::arrow_import::{self, ImportIssue};
 use crate::filter::Outcome;
 
-fn issue(err: ArrowIssue) -> PyErr {
+fn issue_of(err: ArrowIssue) -> PyErr {
     match err {
         ArrowIssue::NotStrings(..) => PyTypeError::new_err(err.to_string()),
         _ => PyValueError::new_err(err.to_string()),
     }
 }
 
-/// A refused import, naming the column and, in a stream, the chunk.
+/// A refused import, naming the column and, in a stream, the chunk: a type
+/// that is not a string layout is a `TypeError`, as the core says it.
+fn refused(column: Column, chunk: Option<usize>, issue: ImportIssue) -> PyErr {
+    let what = column.name();
+    match issue {
+        ImportIssue::Format(kind) => {
+            issue_of(ArrowIssue::NotStrings(column, kind))
+        }
+        ImportIssue::Dictionary => PyTypeError::new_err(format!("{what}: {issue}")),
+        _ => import_error(what, chunk, issue),
+    }
+}
+
 fn import_error(what: &str, chunk: Option<usize>, err: impl std::fmt::Display) -> PyErr {
     let chunk = chunk.map(|k| format!(" (chunk {k} of the stream)")).unwrap_or_default();
     PyValueError::new_err(format!("{what}{chunk}: cannot import the Arrow data: {err}"))
@@ -38,7 +50,8 @@ fn import_error(what: &str, chunk: Option<usize>, err: impl std::fmt::Display) -
 
 /// The chunks of one column from an object that exports an Arrow array
 /// (`__arrow_c_array__`, one chunk) or a stream of them (`__arrow_c_stream__`).
-fn import_column(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<ArrayRef>> {
+fn import_column(obj: &Bound<'_, PyAny>, column: Column) -> PyResult<Vec<ArrayRef>> {
+    let what = column.name();
     let py = obj.py();
     if obj.hasattr(intern!(py, "__arrow_c_array__"))? {
         let pair = obj.call_method0(intern!(py, "__arrow_c_array__"))?;
@@ -58,7 +71,7 @@ fn import_column(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<ArrayRef>> 
         // Their buffers reaching as far as the structures imply is the
         // interface's promise, trusted (see `arrow_import::check`).
         let imported = unsafe { arrow_import::import(schema.as_ptr(), array.as_ptr()) };
-        return Ok(vec![imported.map_err(|e| import_error(what, None, e))?]);
+        return Ok(vec![imported.map_err(|e| refused(column, None, e))?]);
     }
     if obj.hasattr(intern!(py, "__arrow_c_stream__"))? {
         let capsule = obj.call_method0(intern!(py, "__arrow_c_stream__"))?;
@@ -69,7 +82,7 @@ fn import_column(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<ArrayRef>> 
         // moved out (the capsule's destructor then finds it released), and
         // our copy releases it when dropped, here, with the GIL held.
         let mut stream = unsafe { FFI_ArrowArrayStream::from_raw(stream.as_ptr()) };
-        return read_stream(&mut stream, what);
+        return read_stream(&mut stream, column);
     }
     Err(PyTypeError::new_err(format!(
         "{what} must export Arrow data (__arrow_c_array__ or __arrow_c_stream__: a pyarrow, Polars, \
@@ -80,7 +93,8 @@ fn import_column(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<ArrayRef>> 
 
 /// Every chunk of a C stream. Its callbacks may run the producer's code
 /// (Python too: the GIL is held).
-fn read_stream(stream: &mut FFI_ArrowArrayStream, what: &str) -> PyResult<Vec<ArrayRef>> {
+fn read_stream(stream: &mut FFI_ArrowArrayStream, column: Column) -> PyResult<Vec<ArrayRef>> {
+    let what = column.name();
     let (Some(get_schema), Some(get_next)) = (stream.get_schema, stream.get_next) else {
         return Err(import_error(what, None, "the stream is released"));
     };
@@ -123,7 +137,7 @@ fn read_stream(stream: &mut FFI_ArrowArrayStream, what: &str) -> PyResult<Vec<Ar
         // nothing); refused, it is released when dropped, here. Its buffers
         // reaching as far as it implies is trusted (see `arrow_import::check`).
         let imported = unsafe { arrow_import::import(&schema, &mut array) };
-        chunks.push(imported.map_err(|e| import_error(what, Some(chunks.len()), e))?);
+        chunks.push(imported.map_err(|e| refused(column, Some(chunks.len()), e))?);
     }
 }
 
@@ -142,17 +156,17 @@ fn static_mask_arrow<'py>(
     threads: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
     let threads = threads_arg(threads)?;
-    let servers = import_column(server_ids, "server_ids")?;
-    let names = import_column(names, "names")?;
+    let servers = import_column(server_ids, Column::ServerIds)?;
+    let names = import_column(names, Column::Names)?;
     let filter = filter.get().inner();
-    let columns = arrow::Columns::new(&servers, &names).map_err(issue)?;
-    let outcomes = py.detach(|| columns.decide(filter, threads)).map_err(issue)?;
+    let columns = arrow::Columns::new(&servers, &names).map_err(issue_of)?;
+    let outcomes = py.detach(|| columns.decide(filter, threads)).map_err(issue_of)?;
     let mut bits = arrow::visible_bits(&outcomes);
     for (row, _) in outcomes.iter().enumerate().filter(|(_, o)| **o == Outcome::Undecided) {
         let Some(judge) = judge else {
             return Err(PyValueError::new_err("a regex pattern needs a judge for undecided rows"));
         };
-        let (Some(server), Some(name)) = columns.row(row).map_err(issue)? else {
+        let (Some(server), Some(name)) = columns.row(row).map_err(issue_of)? else {
             continue;
         };
         let (server, name) = (bytes_str(py, server)?, bytes_str(py, name)?);
@@ -167,8 +181,8 @@ fn static_mask_arrow<'py>(
 /// reading the column once, which the benchmark compares with a mask.
 #[pyfunction]
 fn arrow_count_slashes(py: Python<'_>, names: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let names = import_column(names, "names")?;
-    py.detach(|| arrow::count_slashes(&names)).map_err(issue)
+    let names = import_column(names, Column::Names)?;
+    py.detach(|| arrow::count_slashes(&names)).map_err(issue_of)
 }
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
