@@ -2,6 +2,11 @@
 //! interface (`__arrow_c_array__`, `__arrow_c_stream__`), decided by the core
 //! (`crate::arrow`) on its own threads without the GIL, answered as a bitmap.
 //!
+//! Every array's C structures are checked before they are imported
+//! (`crate::arrow_import`, where the trust boundary is stated): a malformed
+//! one is a `ValueError` naming the column, the chunk and what is wrong, a
+//! type that is not a string layout a `TypeError`.
+//!
 //! No Python object is read here but the capsules: the buffers belong to the
 //! imported arrays, which keep the producer's release callback and run it
 //! when dropped, on the calling thread, with the GIL held (a producer's
