@@ -5,10 +5,12 @@
 //! three layouts (`Utf8`, `LargeUtf8`, `Utf8View`); the two columns may be
 //! chunked differently. A row whose server id or name is null is hidden.
 //!
-//! Nothing here trusts the values: offsets and views are read with checked
-//! slicing (a malformed one is an [`ArrowIssue`], never a read out of
-//! bounds), and every non-null value is checked to be UTF-8, as Arrow's
-//! strings must be. So a column's bytes are exactly the UTF-8 of the strings
+//! The arrays come checked by `crate::arrow_import` (offsets in order, views
+//! inside their buffers' listed sizes, null counts that agree with the
+//! bitmaps), whose trust boundary holds here: the extents the C structures
+//! imply are trusted, as any pointer is. Within them, offsets and views are
+//! read with checked slicing still (a malformed one is an [`ArrowIssue`]),
+//! and every non-null value is checked to be UTF-8, as Arrow's strings must be. So a column's bytes are exactly the UTF-8 of the strings
 //! they stand for, and the core compares them as it compares a Python
 //! string's. Annotation patterns see no hints here (every hint missing), as
 //! in the pair batches.
@@ -317,7 +319,88 @@ fn is_utf8(bytes: &[u8]) -> bool {
     bytes.is_ascii() || std::str::from_utf8(bytes).is_ok()
 }
 
-/// Decides rows `start..start + out.len()` into `out`.
+/// The server ids one thread has met, numbered densely in the order met:
+/// their bytes side by side in one buffer, found again through an
+/// open-addressed table of their hashes. Looking an id up allocates nothing
+/// and chases no pointer (the bytes compared lie in the one buffer, which
+/// stays in cache), unlike a map keyed by boxed bytes.
+#[derive(Default)]
+struct Interner {
+    /// Slots: an id + 1, or 0 when free; a power of two long, at most half full.
+    table: Vec<u32>,
+    /// Per id: its hash, and its bytes' place in `bytes`.
+    hashes: Vec<u64>,
+    spans: Vec<(usize, usize)>,
+    bytes: Vec<u8>,
+}
+
+impl Interner {
+    fn hash(bytes: &[u8]) -> u64 {
+        use std::hash::Hasher;
+        let mut hasher = rustc_hash::FxHasher::default();
+        hasher.write(bytes);
+        hasher.write_usize(bytes.len());
+        hasher.finish()
+    }
+
+    fn get(&self, id: u32) -> &[u8] {
+        let (at, len) = self.spans[id as usize];
+        &self.bytes[at..at + len]
+    }
+
+    /// The id of `bytes`, and whether they are new.
+    #[inline]
+    fn id(&mut self, bytes: &[u8]) -> (u32, bool) {
+        if self.table.is_empty() {
+            self.table = vec![0; 64];
+        }
+        let hash = Self::hash(bytes);
+        let mask = self.table.len() - 1;
+        let mut slot = hash as usize & mask;
+        loop {
+            match self.table[slot] {
+                0 => break,
+                taken => {
+                    let id = taken - 1;
+                    if self.hashes[id as usize] == hash && self.get(id) == bytes {
+                        return (id, false);
+                    }
+                    slot = (slot + 1) & mask;
+                }
+            }
+        }
+        let id = self.hashes.len() as u32;
+        self.hashes.push(hash);
+        self.spans.push((self.bytes.len(), bytes.len()));
+        self.bytes.extend_from_slice(bytes);
+        self.table[slot] = id + 1;
+        if self.hashes.len() * 2 > self.table.len() {
+            self.grow();
+        }
+        (id, true)
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let mut table = vec![0u32; self.table.len() * 2];
+        let mask = table.len() - 1;
+        for (id, &hash) in self.hashes.iter().enumerate() {
+            let mut slot = hash as usize & mask;
+            while table[slot] != 0 {
+                slot = (slot + 1) & mask;
+            }
+            table[slot] = id as u32 + 1;
+        }
+        self.table = table;
+    }
+}
+
+/// Decides rows `start..start + out.len()` into `out`. Each server id is
+/// resolved once per thread (its plan, and its check as UTF-8), found again
+/// through an [`Interner`]; a row whose server id is the previous row's (a
+/// column grouped or sorted by server, as loaders and registries deliver
+/// them) takes its plan without a lookup, so a run of rows of one server
+/// costs only its names' reading and matching.
 fn decide_rows(
     filter: &StaticFilter,
     servers: &Chunks<'_>,
@@ -327,9 +410,12 @@ fn decide_rows(
 ) -> Result<(), ArrowIssue> {
     let mut decider = Decider::new(filter);
     let constant = filter.constant_outcome();
-    // The last server id checked to be UTF-8: a grouped column repeats it.
-    let mut checked: Option<&[u8]> = None;
     let malformed = |column, row| ArrowIssue::Malformed(column, row);
+    let mut interner = Interner::default();
+    // Per id: its plan in `decider`.
+    let mut plans: Vec<u32> = Vec::new();
+    // The previous row's server id and plan.
+    let mut previous: Option<(&[u8], u32)> = None;
     runs(servers, names, start..start + out.len(), |s, sa, n, na, len, first| {
         let out = &mut out[first - start..first - start + len];
         // A filter that depends on nothing, over two runs already checked
@@ -349,16 +435,25 @@ fn decide_rows(
                 }
             }
             let Some(server) = server else { continue };
-            if !s.checked && checked != Some(server) {
-                if !is_utf8(server) {
-                    return Err(ArrowIssue::NotUtf8(Column::ServerIds, row));
+            let plan = match previous {
+                Some((bytes, plan)) if bytes == server => plan,
+                _ => {
+                    let (id, new) = interner.id(server);
+                    if new {
+                        if !s.checked && !is_utf8(server) {
+                            return Err(ArrowIssue::NotUtf8(Column::ServerIds, row));
+                        }
+                        plans.push(decider.plan_for(server));
+                    }
+                    let plan = plans[id as usize];
+                    previous = Some((server, plan));
+                    plan
                 }
-                checked = Some(server);
-            }
+            };
             let Some(name) = name else { continue };
             *slot = match constant {
                 Some(outcome) => outcome,
-                None => decider.decide(server, name, 0),
+                None => decider.decide_planned(plan, server, name, 0),
             };
         }
         Ok(())
@@ -473,6 +568,34 @@ mod tests {
         }
         let got = decide(&f, std::slice::from_ref(&clean), std::slice::from_ref(&with_null), Some(2)).unwrap();
         assert_eq!(got, [Outcome::Visible, Outcome::Hidden, Outcome::Visible, Outcome::Visible]);
+    }
+
+    /// Server ids met grouped, sorted and interleaved, more of them than the
+    /// interner's first table holds (so it grows), some equal in bytes but
+    /// in different places: each row as the scalar path decides it.
+    #[test]
+    fn server_runs_and_interleaving_decide_as_scalar() {
+        let f = filter(&["s1*/*", "*/read_*", "s7/x"], &["s2*/Delete*", "*/*_V2"]);
+        let ids: Vec<String> = (0..300).map(|i| format!("s{}", i % 150)).collect();
+        let names = ["x", "read_a", "delete-b", "y_v2", "z"];
+        let rows: Vec<(String, &str)> = (0..900).map(|i| (ids[(i * 7) % 300].clone(), names[i % 5])).collect();
+        let mut sorted = rows.clone();
+        sorted.sort();
+        let grouped: Vec<(String, &str)> =
+            ids.iter().flat_map(|id| names.iter().map(move |n| (id.clone(), *n))).collect();
+        for rows in [rows, sorted, grouped] {
+            let want: Vec<Outcome> = rows.iter().map(|(s, n)| scalar(&f, Some(s), Some(n))).collect();
+            let servers: ArrayRef = Arc::new(StringArray::from(rows.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>()));
+            let names: ArrayRef = Arc::new(StringArray::from(rows.iter().map(|(_, n)| *n).collect::<Vec<_>>()));
+            for threads in [Some(1), Some(3)] {
+                assert_eq!(decide(&f, std::slice::from_ref(&servers), std::slice::from_ref(&names), threads).unwrap(), want);
+            }
+        }
+        let mut interner = Interner::default();
+        let got: Vec<(u32, bool)> = (0..200).chain(0..200).map(|i| interner.id(format!("{i}").as_bytes())).collect();
+        assert_eq!(got[..200], (0..200).map(|i| (i, true)).collect::<Vec<_>>()[..]);
+        assert_eq!(got[200..], (0..200).map(|i| (i, false)).collect::<Vec<_>>()[..]);
+        assert_eq!(interner.id(b""), (200, true));
     }
 
     /// Annotation patterns get no hints from columns: every hint missing,

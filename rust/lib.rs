@@ -9,6 +9,7 @@
 //! The one binding module, `python`, converts Python objects at the edge.
 
 pub mod arrow;
+pub mod arrow_import;
 pub mod background;
 pub mod expr;
 pub mod filter;

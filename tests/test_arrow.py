@@ -130,3 +130,33 @@ def test_invalid_utf8_is_refused_naming_the_row(layout):
         f.static_mask_arrow(pa.array(["s", "s", "s"]), bad)
     with pytest.raises(ValueError, match=r"server_ids\[1\] is not valid UTF-8"):
         toolfilter_fast.compile().static_mask_arrow(bad, pa.array(["x", "y", "z"]))
+
+
+SERVER_POOL = ["gh", "GH", "fs", "s1", "s1 ", "ΣΑΣ", "a-very-long-server-id-past-twelve", ""]
+
+
+@settings(max_examples=EQUIVALENCE_EXAMPLES // 20)
+@given(
+    st.lists(any_pattern, max_size=4), st.lists(any_pattern, max_size=4),
+    st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(SERVER_POOL)), cell), max_size=60),
+    st.sampled_from(["sorted", "grouped", "unsorted"]), st.sampled_from(LAYOUTS),
+    st.lists(st.integers(0, 60), max_size=3), st.sampled_from([1, 2, None]),
+)
+def test_server_runs_decide_as_the_object_path(include, exclude, rows, order, layout, cuts,
+                                               threads):
+    """Rows whose server ids come in runs (sorted, or grouped in first-met order)
+    or interleaved: each server's plan is resolved once per run and found again
+    by its bytes, and the mask equals the object path's, whatever the order."""
+    fast, _ = build(toolfilter_fast, include, exclude)
+    if fast is None:
+        return
+    if order == "sorted":
+        rows = sorted(rows, key=lambda r: (r[0] is None, r[0] or ""))
+    elif order == "grouped":
+        first = {s: i for i, (s, _) in reversed(list(enumerate(rows)))}
+        rows = sorted(rows, key=lambda r: first[r[0]])
+    servers = [s for s, _ in rows]
+    names = [n for _, n in rows]
+    got = fast.static_mask_arrow(arrow_column(servers, layout, cuts),
+                                 arrow_column(names, "string", []), threads=threads)
+    assert got.to_pylist() == expected(fast, servers, names)

@@ -2,13 +2,18 @@
 //! interface (`__arrow_c_array__`, `__arrow_c_stream__`), decided by the core
 //! (`crate::arrow`) on its own threads without the GIL, answered as a bitmap.
 //!
+//! Every array's C structures are checked before they are imported
+//! (`crate::arrow_import`, where the trust boundary is stated): a malformed
+//! one is a `ValueError` naming the column, the chunk and what is wrong, a
+//! type that is not a string layout a `TypeError`.
+//!
 //! No Python object is read here but the capsules: the buffers belong to the
 //! imported arrays, which keep the producer's release callback and run it
 //! when dropped, on the calling thread, with the GIL held (a producer's
 //! release may need it). The worker threads only borrow the arrays.
 
-use arrow_array::array::{make_array, ArrayRef};
-use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::array::ArrayRef;
+use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
@@ -19,23 +24,39 @@ use super::batch::threads_arg;
 use super::bytes_str;
 use super::filter::PyStaticFilter;
 use super::type_name;
-use crate::arrow::{self, ArrowIssue};
+use crate::arrow::{self, ArrowIssue, Column};
+use crate::arrow_import::{self, ImportIssue};
 use crate::filter::Outcome;
 
-fn issue(err: ArrowIssue) -> PyErr {
+fn issue_of(err: ArrowIssue) -> PyErr {
     match err {
         ArrowIssue::NotStrings(..) => PyTypeError::new_err(err.to_string()),
         _ => PyValueError::new_err(err.to_string()),
     }
 }
 
-fn import_error(what: &str, err: impl std::fmt::Display) -> PyErr {
-    PyValueError::new_err(format!("{what}: cannot import the Arrow data: {err}"))
+/// A refused import, naming the column and, in a stream, the chunk: a type
+/// that is not a string layout is a `TypeError`, as the core says it.
+fn refused(column: Column, chunk: Option<usize>, issue: ImportIssue) -> PyErr {
+    let what = column.name();
+    match issue {
+        ImportIssue::Format(kind) => {
+            issue_of(ArrowIssue::NotStrings(column, kind))
+        }
+        ImportIssue::Dictionary => PyTypeError::new_err(format!("{what}: {issue}")),
+        _ => import_error(what, chunk, issue),
+    }
+}
+
+fn import_error(what: &str, chunk: Option<usize>, err: impl std::fmt::Display) -> PyErr {
+    let chunk = chunk.map(|k| format!(" (chunk {k} of the stream)")).unwrap_or_default();
+    PyValueError::new_err(format!("{what}{chunk}: cannot import the Arrow data: {err}"))
 }
 
 /// The chunks of one column from an object that exports an Arrow array
 /// (`__arrow_c_array__`, one chunk) or a stream of them (`__arrow_c_stream__`).
-fn import_column(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<ArrayRef>> {
+fn import_column(obj: &Bound<'_, PyAny>, column: Column) -> PyResult<Vec<ArrayRef>> {
+    let what = column.name();
     let py = obj.py();
     if obj.hasattr(intern!(py, "__arrow_c_array__"))? {
         let pair = obj.call_method0(intern!(py, "__arrow_c_array__"))?;
@@ -45,17 +66,17 @@ fn import_column(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<ArrayRef>> 
         let array = array.cast::<PyCapsule>()?;
         let schema = schema.pointer_checked(Some(c"arrow_schema"))?.cast::<FFI_ArrowSchema>();
         let array = array.pointer_checked(Some(c"arrow_array"))?.cast::<FFI_ArrowArray>();
-        // The array is moved out, leaving a released one (its `release` NULL)
-        // that the capsule's destructor then skips; the schema is only
-        // borrowed (the capsule's destructor releases it). `from_ffi` trusts
-        // the structures to follow the interface, as any consumer must; the
-        // values are read with checked access by the core.
+        // The structures are checked (`arrow_import::check`), then the array
+        // is moved out, leaving a released one (its `release` NULL) that the
+        // capsule's destructor then skips; refused, it stays for the capsule
+        // to release. The schema is only borrowed (the capsule releases it).
         // SAFETY: both capsules, named as the PyCapsule interface names them,
         // hold a schema and an array their producer initialized, alive while
         // `pair` is held (to the end of this block); no Python code runs here.
-        let data = unsafe { from_ffi(FFI_ArrowArray::from_raw(array.as_ptr()), schema.as_ref()) }
-            .map_err(|e| import_error(what, e))?;
-        return Ok(vec![make_array(data)]);
+        // Their buffers reaching as far as the structures imply is the
+        // interface's promise, trusted (see `arrow_import::check`).
+        let imported = unsafe { arrow_import::import(schema.as_ptr(), array.as_ptr()) };
+        return Ok(vec![imported.map_err(|e| refused(column, None, e))?]);
     }
     if obj.hasattr(intern!(py, "__arrow_c_stream__"))? {
         let capsule = obj.call_method0(intern!(py, "__arrow_c_stream__"))?;
@@ -66,7 +87,7 @@ fn import_column(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<ArrayRef>> 
         // moved out (the capsule's destructor then finds it released), and
         // our copy releases it when dropped, here, with the GIL held.
         let mut stream = unsafe { FFI_ArrowArrayStream::from_raw(stream.as_ptr()) };
-        return read_stream(&mut stream).map_err(|e| import_error(what, e));
+        return read_stream(&mut stream, column);
     }
     Err(PyTypeError::new_err(format!(
         "{what} must export Arrow data (__arrow_c_array__ or __arrow_c_stream__: a pyarrow, Polars, \
@@ -77,9 +98,10 @@ fn import_column(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<ArrayRef>> 
 
 /// Every chunk of a C stream. Its callbacks may run the producer's code
 /// (Python too: the GIL is held).
-fn read_stream(stream: &mut FFI_ArrowArrayStream) -> Result<Vec<ArrayRef>, String> {
+fn read_stream(stream: &mut FFI_ArrowArrayStream, column: Column) -> PyResult<Vec<ArrayRef>> {
+    let what = column.name();
     let (Some(get_schema), Some(get_next)) = (stream.get_schema, stream.get_next) else {
-        return Err("the stream is released".into());
+        return Err(import_error(what, None, "the stream is released"));
     };
     let failed = |stream: &mut FFI_ArrowArrayStream, code: i32| -> String {
         let message = stream.get_last_error.map(|last| {
@@ -101,7 +123,7 @@ fn read_stream(stream: &mut FFI_ArrowArrayStream) -> Result<Vec<ArrayRef>, Strin
     // interface asks; on success the schema is ours (dropping it releases it).
     let code = unsafe { get_schema(stream, &mut schema) };
     if code != 0 {
-        return Err(failed(stream, code));
+        return Err(import_error(what, None, failed(stream, code)));
     }
     let mut chunks = Vec::new();
     loop {
@@ -110,16 +132,17 @@ fn read_stream(stream: &mut FFI_ArrowArrayStream) -> Result<Vec<ArrayRef>, Strin
         // which is then ours; a released one back means the stream has ended.
         let code = unsafe { get_next(stream, &mut array) };
         if code != 0 {
-            return Err(failed(stream, code));
+            return Err(import_error(what, Some(chunks.len()), failed(stream, code)));
         }
         if array.is_released() {
             return Ok(chunks);
         }
-        // SAFETY: an array the stream produced for `schema`, following the
-        // interface as `from_ffi` requires; the values are read with checked
-        // access by the core.
-        let data = unsafe { from_ffi(array, &schema) }.map_err(|e| e.to_string())?;
-        chunks.push(make_array(data));
+        // SAFETY: an array the stream produced for `schema`, both ours and
+        // alive; checked, then moved out (our copy, left released, drops as
+        // nothing); refused, it is released when dropped, here. Its buffers
+        // reaching as far as it implies is trusted (see `arrow_import::check`).
+        let imported = unsafe { arrow_import::import(&schema, &mut array) };
+        chunks.push(imported.map_err(|e| refused(column, Some(chunks.len()), e))?);
     }
 }
 
@@ -138,17 +161,17 @@ fn static_mask_arrow<'py>(
     threads: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
     let threads = threads_arg(threads)?;
-    let servers = import_column(server_ids, "server_ids")?;
-    let names = import_column(names, "names")?;
+    let servers = import_column(server_ids, Column::ServerIds)?;
+    let names = import_column(names, Column::Names)?;
     let filter = filter.get().inner();
-    let columns = arrow::Columns::new(&servers, &names).map_err(issue)?;
-    let outcomes = py.detach(|| columns.decide(filter, threads)).map_err(issue)?;
+    let columns = arrow::Columns::new(&servers, &names).map_err(issue_of)?;
+    let outcomes = py.detach(|| columns.decide(filter, threads)).map_err(issue_of)?;
     let mut bits = arrow::visible_bits(&outcomes);
     for (row, _) in outcomes.iter().enumerate().filter(|(_, o)| **o == Outcome::Undecided) {
         let Some(judge) = judge else {
             return Err(PyValueError::new_err("a regex pattern needs a judge for undecided rows"));
         };
-        let (Some(server), Some(name)) = columns.row(row).map_err(issue)? else {
+        let (Some(server), Some(name)) = columns.row(row).map_err(issue_of)? else {
             continue;
         };
         let (server, name) = (bytes_str(py, server)?, bytes_str(py, name)?);
@@ -163,8 +186,8 @@ fn static_mask_arrow<'py>(
 /// reading the column once, which the benchmark compares with a mask.
 #[pyfunction]
 fn arrow_count_slashes(py: Python<'_>, names: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let names = import_column(names, "names")?;
-    py.detach(|| arrow::count_slashes(&names)).map_err(issue)
+    let names = import_column(names, Column::Names)?;
+    py.detach(|| arrow::count_slashes(&names)).map_err(issue_of)
 }
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

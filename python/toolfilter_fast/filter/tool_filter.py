@@ -371,6 +371,16 @@ class ToolFilter:
         Arrow strings are: one that is not raises ``ValueError`` naming the row.
         Annotation patterns see every hint missing here, as in
         :meth:`static_mask_pairs`. Needs pyarrow (the ``arrow`` extra) for the answer.
+
+        Each array is checked as it is imported: a type that is not a string layout is
+        a ``TypeError``; negative or overflowing lengths, a wrong buffer count, a
+        missing buffer, a null count the validity bitmap disagrees with, offsets that
+        start below 0 or decrease, and views outside their data buffers' listed sizes
+        are a ``ValueError`` naming the column and what is wrong. The trust boundary:
+        the Arrow C data interface carries no buffer sizes, so a buffer is trusted to
+        reach as far as the array's own fields imply (the values up to the last
+        offset, and so on), as any C pointer is; a producer in the same process that
+        allocated less than its offsets claim is not caught (docs/batches.md).
         """
         try:
             import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]

@@ -1,0 +1,676 @@
+//! Checks of Arrow C data interface structures before they are imported.
+//!
+//! A producer hands a column over as two C structures, an `ArrowSchema`
+//! (the type, as a format string) and an `ArrowArray` (lengths, buffer
+//! pointers, children). The interface carries no buffer sizes: how far each
+//! buffer reaches is implied by the structure itself (an offsets buffer holds
+//! `offset + length + 1` offsets, the values buffer at least the bytes up to
+//! the last of them, a validity bitmap `offset + length` bits, a view's data
+//! buffer the size listed for it). Those implied extents, and the pointers,
+//! are what no consumer can check and this one trusts; everything else is
+//! read and checked here, before `arrow-array` builds an array over it (its
+//! import trusts the structures whole: a negative offset or a missing buffer
+//! would be read as it stands).
+//!
+//! Only the layouts the columnar path decides are accepted: `utf8` (`u`),
+//! `large_utf8` (`U`) and `utf8_view` (`vu`), without a dictionary or
+//! children. The structures are read through mirrors of the C declarations
+//! (the interface fixes their layout), so that nothing here calls into
+//! `arrow-array`'s accessors, some of which panic or read unchecked.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::fmt;
+
+use arrow_array::array::{make_array, ArrayRef};
+use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+
+/// The C declaration of `struct ArrowSchema`.
+#[repr(C)]
+struct RawSchema {
+    format: *const c_char,
+    name: *const c_char,
+    metadata: *const c_char,
+    flags: i64,
+    n_children: i64,
+    children: *mut *mut RawSchema,
+    dictionary: *mut RawSchema,
+    release: Option<unsafe extern "C" fn(*mut RawSchema)>,
+    private_data: *mut c_void,
+}
+
+/// The C declaration of `struct ArrowArray`.
+#[repr(C)]
+struct RawArray {
+    length: i64,
+    null_count: i64,
+    offset: i64,
+    n_buffers: i64,
+    n_children: i64,
+    buffers: *mut *const c_void,
+    children: *mut *mut RawArray,
+    dictionary: *mut RawArray,
+    release: Option<unsafe extern "C" fn(*mut RawArray)>,
+    private_data: *mut c_void,
+}
+
+// The crate's structures are the same C declarations.
+const _: () = assert!(std::mem::size_of::<RawSchema>() == std::mem::size_of::<FFI_ArrowSchema>());
+const _: () = assert!(std::mem::size_of::<RawArray>() == std::mem::size_of::<FFI_ArrowArray>());
+
+/// The string layouts the columnar path decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// `u`: 32-bit offsets.
+    Utf8,
+    /// `U`: 64-bit offsets.
+    LargeUtf8,
+    /// `vu`: 16-byte views over variadic data buffers.
+    Utf8View,
+}
+
+/// What is wrong with a pair of structures, in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImportIssue {
+    /// The schema or the array is already released (its `release` is NULL).
+    Released(&'static str),
+    /// The schema's format string is NULL.
+    NoFormat,
+    /// A format this path does not decide: the type it names, as Arrow
+    /// writes it where known, and the format string (escaped).
+    Format(String),
+    /// The schema describes a dictionary-encoded column.
+    Dictionary,
+    /// `arrow-array` refused the checked structures (its words).
+    Arrow(String),
+    /// The schema or the array has children (`.1`), which strings have not.
+    Children(&'static str, i64),
+    /// The array carries a dictionary though its schema has none.
+    ArrayDictionary,
+    /// A field of the array that must not be negative (`.1` its value).
+    Negative(&'static str, i64),
+    /// `offset + length` (or the bytes its buffers span) overflows.
+    Overflow,
+    /// `n_buffers` is `.1` where the layout has `.0`.
+    BufferCount(String, i64),
+    /// Buffer `.0` (`.1`, what it holds) is NULL though the array needs it.
+    NullBuffer(usize, &'static str),
+    /// `null_count` is `.0` but the validity bitmap counts `.1` nulls (None: no bitmap).
+    NullCount(i64, Option<u64>),
+    /// `null_count` exceeds `length`.
+    NullCountOverLength(i64, i64),
+    /// The first offset of the array, `.0`, is negative.
+    FirstOffset(i64),
+    /// Offset `.0` (of the array's rows, from 0) is `.1`, below the one before it (`.2`).
+    Backwards(usize, i64, i64),
+    /// The size of data buffer `.0` is negative (`.1`).
+    DataSize(usize, i64),
+    /// Row `.0`'s view has a negative length (`.1`).
+    ViewLength(usize, i64),
+    /// Row `.0`'s view names data buffer `.1`; there are `.2`.
+    ViewBuffer(usize, i64, usize),
+    /// Row `.0`'s view spans bytes `.1..` of `.2` bytes past the end of its data buffer (`.3` bytes).
+    ViewRange(usize, i64, i64, i64),
+    /// Row `.0`'s view's four-byte prefix differs from its data.
+    ViewPrefix(usize),
+}
+
+impl fmt::Display for ImportIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ImportIssue::*;
+        match self {
+            Released(what) => write!(f, "the {what} is already released"),
+            NoFormat => write!(f, "the schema's format string is NULL"),
+            Format(kind) => write!(f, "{kind} is not a string layout this path decides"),
+            Dictionary => write!(f, "a dictionary-encoded column is not decided here: decode it first (e.g. pyarrow's `.dictionary_decode()`)"),
+            Arrow(words) => write!(f, "{words}"),
+            Children(what, n) => write!(f, "the {what} has {n} children; a string array has none"),
+            ArrayDictionary => write!(f, "the array carries a dictionary its schema does not declare"),
+            Negative(field, value) => write!(f, "the array's {field} is negative ({value})"),
+            Overflow => write!(f, "the array's offset + length overflows"),
+            BufferCount(want, got) => write!(f, "the array has {got} buffers where its layout has {want}"),
+            NullBuffer(index, what) => write!(f, "buffer {index} ({what}) is NULL though the array needs it"),
+            NullCount(claimed, Some(counted)) => {
+                write!(f, "null_count is {claimed} but the validity bitmap holds {counted} nulls")
+            }
+            NullCount(claimed, None) => write!(f, "null_count is {claimed} but the array has no validity bitmap"),
+            NullCountOverLength(count, length) => write!(f, "null_count ({count}) exceeds length ({length})"),
+            FirstOffset(value) => write!(f, "the first offset is negative ({value})"),
+            Backwards(at, value, before) => {
+                write!(f, "offset {at} ({value}) is below the one before it ({before}): offsets must not decrease")
+            }
+            DataSize(buffer, size) => write!(f, "data buffer {buffer} has a negative size ({size})"),
+            ViewLength(row, len) => write!(f, "row {row}'s view has a negative length ({len})"),
+            ViewBuffer(row, index, count) => {
+                write!(f, "row {row}'s view names data buffer {index}, but the array has {count}")
+            }
+            ViewRange(row, start, len, size) => write!(
+                f,
+                "row {row}'s view spans {len} bytes from byte {start} of a data buffer of {size} bytes"
+            ),
+            ViewPrefix(row) => write!(f, "row {row}'s view prefix differs from the bytes it points to"),
+        }
+    }
+}
+
+/// The type a format string names, as Arrow writes it, for the common ones,
+/// with the format itself: `int32 (format "i")`.
+fn type_name(format: &[u8]) -> String {
+    let name = match format {
+        b"n" => "null",
+        b"b" => "bool",
+        b"c" => "int8",
+        b"C" => "uint8",
+        b"s" => "int16",
+        b"S" => "uint16",
+        b"i" => "int32",
+        b"I" => "uint32",
+        b"l" => "int64",
+        b"L" => "uint64",
+        b"e" => "halffloat",
+        b"f" => "float",
+        b"g" => "double",
+        b"z" => "binary",
+        b"Z" => "large_binary",
+        b"vz" => "binary_view",
+        b"+l" => "list",
+        b"+L" => "large_list",
+        b"+s" => "struct",
+        b"+m" => "map",
+        b"+r" => "run_end_encoded",
+        _ if format.starts_with(b"+u") => "union",
+        _ if format.starts_with(b"w:") => "fixed_size_binary",
+        _ if format.starts_with(b"+w:") => "fixed_size_list",
+        _ if format.starts_with(b"d:") => "decimal",
+        _ if format.starts_with(b"ts") => "timestamp",
+        _ if format.starts_with(b"td") || format.starts_with(b"tt") => "date or time",
+        _ => "a type",
+    };
+    format!("{name} (format \"{}\")", format.escape_ascii())
+}
+
+/// Reads element `i` of a buffer of `T`s, aligned or not (the interface
+/// asks for alignment, but `arrow-array` copies a misaligned buffer on
+/// import, so it is read as it may come).
+///
+/// # Safety
+/// `buffer` points to at least `i + 1` initialized `T`s.
+#[inline]
+unsafe fn read<T: Copy>(buffer: *const c_void, i: usize) -> T {
+    // SAFETY: the caller's promise: element `i` lies in the buffer.
+    unsafe { buffer.cast::<T>().add(i).read_unaligned() }
+}
+
+/// How many bits of `bits` (a bitmap, least significant bit first) are
+/// clear in `start..start + len`.
+///
+/// # Safety
+/// `bits` points to at least `(start + len).div_ceil(8)` bytes.
+unsafe fn clear_bits(bits: *const c_void, start: usize, len: usize) -> u64 {
+    if len == 0 {
+        return 0;
+    }
+    // SAFETY: the caller's promise: the bitmap reaches bit `start + len`.
+    let bytes = unsafe { std::slice::from_raw_parts(bits.cast::<u8>(), (start + len).div_ceil(8)) };
+    let (end, mut set) = (start + len, 0u64);
+    let (first, last) = (start / 8, (end - 1) / 8);
+    for (k, &byte) in bytes[first..=last].iter().enumerate() {
+        let at = (first + k) * 8;
+        let mut byte = u32::from(byte);
+        if at < start {
+            byte &= 0xFF << (start - at);
+        }
+        if at + 8 > end {
+            byte &= 0xFF >> (at + 8 - end);
+        }
+        set += u64::from(byte.count_ones());
+    }
+    len as u64 - set
+}
+
+/// Whether row `i` (counted from the start of the buffer) is valid.
+///
+/// # Safety
+/// `bits` is NULL or points to a bitmap that reaches bit `i`.
+#[inline]
+unsafe fn valid(bits: *const c_void, i: usize) -> bool {
+    // SAFETY: the caller's promise.
+    bits.is_null() || unsafe { read::<u8>(bits, i / 8) } >> (i % 8) & 1 == 1
+}
+
+/// The offsets of rows `start..=start + len` go forwards from a first one
+/// that is not negative (then every one lies in the values region from the
+/// first to the last, which the values buffer is trusted to hold); returns
+/// the last.
+///
+/// # Safety
+/// `offsets` points to at least `start + len + 1` `O`s.
+unsafe fn check_offsets<O: Copy + Into<i64>>(offsets: *const c_void, start: usize, len: usize) -> Result<i64, ImportIssue> {
+    // SAFETY: the caller's promise, for every read below.
+    let first: i64 = unsafe { read::<O>(offsets, start) }.into();
+    if first < 0 {
+        return Err(ImportIssue::FirstOffset(first));
+    }
+    let mut before = first;
+    for k in 1..=len {
+        // SAFETY: as above: `start + k <= start + len`.
+        let value: i64 = unsafe { read::<O>(offsets, start + k) }.into();
+        if value < before {
+            return Err(ImportIssue::Backwards(k, value, before));
+        }
+        before = value;
+    }
+    Ok(before)
+}
+
+/// Checks one pair of C structures before they are imported: everything
+/// the C data interface lets a consumer check, so that the import and the
+/// decision read inside what the structures claim, never past it.
+///
+/// Checked: neither structure released; a format string of one of the
+/// [`Layout`]s, no children, no dictionary in either; `length`, `offset`
+/// and `n_buffers` not negative and `offset + length` (and the byte span of
+/// each fixed-size buffer) without overflow; the buffer count of the
+/// layout, and every buffer the rows need non-NULL; `null_count` -1
+/// (unknown) or the number of clear bits of the validity bitmap over the
+/// rows (0 without one); for offsets, a first one not negative and none
+/// below the one before (so all lie between the first and the last, the
+/// values region); for views, every size of a data buffer not negative,
+/// and for every valid row, its length not negative and, when longer than
+/// the twelve bytes kept inline, a data buffer that exists, a range inside
+/// that buffer's listed size and a prefix equal to its first bytes.
+///
+/// The trust boundary: the interface carries no buffer sizes, so the
+/// extents the structures imply are trusted, as any C pointer is: the
+/// offsets (or views) buffer holds `offset + length + 1` offsets (`offset +
+/// length` views), the bitmap `offset + length` bits, the values buffer the
+/// bytes up to the last offset, each data buffer of views the size listed
+/// for it, and every pointer points where the structures say. A producer in
+/// the same process can break that (offsets that claim more bytes than it
+/// allocated) and no check can tell; it is trusted as any code in the
+/// process is. UTF-8 is not checked here: the decision checks each value.
+///
+/// # Safety
+/// `schema` and `array` point to an `ArrowSchema` and an `ArrowArray` for
+/// it, initialized by their producer (or released), alive for the call,
+/// whose buffers reach as far as the structures imply (above).
+pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray) -> Result<Layout, ImportIssue> {
+    // SAFETY: the caller's promise: both point to initialized structures of
+    // the interface, whose layout the mirrors repeat (the sizes are checked
+    // at compile time).
+    let (schema, array) = unsafe { (&*schema.cast::<RawSchema>(), &*array.cast::<RawArray>()) };
+    if schema.release.is_none() {
+        return Err(ImportIssue::Released("schema"));
+    }
+    if array.release.is_none() {
+        return Err(ImportIssue::Released("array"));
+    }
+    if schema.format.is_null() {
+        return Err(ImportIssue::NoFormat);
+    }
+    // SAFETY: a live schema's format is a NUL-terminated string.
+    let format = unsafe { CStr::from_ptr(schema.format) }.to_bytes();
+    if !schema.dictionary.is_null() {
+        return Err(ImportIssue::Dictionary);
+    }
+    let layout = match format {
+        b"u" => Layout::Utf8,
+        b"U" => Layout::LargeUtf8,
+        b"vu" => Layout::Utf8View,
+        _ => return Err(ImportIssue::Format(type_name(format))),
+    };
+    if schema.n_children != 0 {
+        return Err(ImportIssue::Children("schema", schema.n_children));
+    }
+    if array.n_children != 0 {
+        return Err(ImportIssue::Children("array", array.n_children));
+    }
+    if !array.dictionary.is_null() {
+        return Err(ImportIssue::ArrayDictionary);
+    }
+    for (field, value) in [("length", array.length), ("offset", array.offset), ("n_buffers", array.n_buffers)] {
+        if value < 0 {
+            return Err(ImportIssue::Negative(field, value));
+        }
+    }
+    if array.null_count < -1 {
+        return Err(ImportIssue::Negative("null_count (other than -1, unknown)", array.null_count));
+    }
+    if array.null_count > array.length {
+        return Err(ImportIssue::NullCountOverLength(array.null_count, array.length));
+    }
+    let width: i64 = match layout {
+        Layout::Utf8 => 4,
+        Layout::LargeUtf8 => 8,
+        Layout::Utf8View => 16,
+    };
+    // The rows end at `offset + length`, and the fixed-size buffer spans up to
+    // one element more: it must fit in memory (isize) for a slice over it.
+    let end = array.offset.checked_add(array.length).ok_or(ImportIssue::Overflow)?;
+    end.checked_add(1).and_then(|n| n.checked_mul(width)).ok_or(ImportIssue::Overflow)?;
+    let (start, len, end) = (array.offset as usize, array.length as usize, end as usize);
+    let n_buffers = array.n_buffers as usize;
+    match layout {
+        Layout::Utf8 | Layout::LargeUtf8 if n_buffers != 3 => {
+            return Err(ImportIssue::BufferCount("3 (validity, offsets, values)".into(), array.n_buffers))
+        }
+        Layout::Utf8View if n_buffers < 3 => {
+            return Err(ImportIssue::BufferCount(
+                "at least 3 (validity, views, the data buffers, their sizes)".into(),
+                array.n_buffers,
+            ))
+        }
+        _ => {}
+    }
+    if array.buffers.is_null() {
+        return Err(ImportIssue::NullBuffer(0, "the list of buffers itself"));
+    }
+    // SAFETY: a live array's `buffers` holds `n_buffers` pointers.
+    let buffer = |i: usize| unsafe { *array.buffers.add(i) };
+    let validity = buffer(0);
+    if validity.is_null() {
+        if array.null_count > 0 {
+            return Err(ImportIssue::NullCount(array.null_count, None));
+        }
+    } else {
+        // SAFETY: the trusted extent: the bitmap reaches bit `offset + length`.
+        let nulls = unsafe { clear_bits(validity, start, len) };
+        if array.null_count != -1 && array.null_count as u64 != nulls {
+            return Err(ImportIssue::NullCount(array.null_count, Some(nulls)));
+        }
+    }
+    match layout {
+        Layout::Utf8 | Layout::LargeUtf8 => {
+            let offsets = buffer(1);
+            if offsets.is_null() {
+                return Err(ImportIssue::NullBuffer(1, "offsets"));
+            }
+            // SAFETY: the trusted extent: `offset + length + 1` offsets.
+            let last = unsafe {
+                match layout {
+                    Layout::Utf8 => check_offsets::<i32>(offsets, start, len),
+                    _ => check_offsets::<i64>(offsets, start, len),
+                }
+            }?;
+            // The values buffer must reach the last offset: `arrow-array`
+            // takes it for the buffer's length.
+            if last > 0 && len > 0 && buffer(2).is_null() {
+                return Err(ImportIssue::NullBuffer(2, "values"));
+            }
+        }
+        // SAFETY: the caller's promise, passed on: the buffers reach as far
+        // as the structures imply.
+        Layout::Utf8View => unsafe { check_views(&buffer, n_buffers, validity, start, len, end) }?,
+    }
+    Ok(layout)
+}
+
+/// The views of rows `start..start + len` (see [`check`]).
+///
+/// # Safety
+/// `buffer(i)` is buffer `i` of a live array of `n_buffers` (at least 3),
+/// each reaching as far as [`check`] trusts.
+unsafe fn check_views(
+    buffer: &dyn Fn(usize) -> *const c_void,
+    n_buffers: usize,
+    validity: *const c_void,
+    start: usize,
+    len: usize,
+    end: usize,
+) -> Result<(), ImportIssue> {
+    let views = buffer(1);
+    if views.is_null() && end > 0 {
+        return Err(ImportIssue::NullBuffer(1, "views"));
+    }
+    let data = n_buffers - 3;
+    let sizes_at = n_buffers - 1;
+    let sizes = buffer(sizes_at);
+    if sizes.is_null() && data > 0 {
+        return Err(ImportIssue::NullBuffer(sizes_at, "the sizes of the data buffers"));
+    }
+    let mut size = Vec::with_capacity(data);
+    for k in 0..data {
+        // SAFETY: the trusted extent: one size per data buffer.
+        let bytes = unsafe { read::<i64>(sizes, k) };
+        if bytes < 0 {
+            return Err(ImportIssue::DataSize(k, bytes));
+        }
+        if bytes > 0 && buffer(2 + k).is_null() {
+            return Err(ImportIssue::NullBuffer(2 + k, "a data buffer of the views"));
+        }
+        size.push(bytes);
+    }
+    for row in 0..len {
+        let at = start + row;
+        // SAFETY: the trusted extent: the bitmap reaches bit `offset + length`.
+        if !unsafe { valid(validity, at) } {
+            continue;
+        }
+        // SAFETY: the trusted extent: `offset + length` views of 16 bytes,
+        // read as four 32-bit fields: length, prefix, buffer, offset.
+        let [length, prefix, index, offset] = unsafe { [0, 1, 2, 3].map(|f| read::<i32>(views, at * 4 + f)) };
+        let length = i64::from(length);
+        if length < 0 {
+            return Err(ImportIssue::ViewLength(row, length));
+        }
+        if length <= 12 {
+            continue;
+        }
+        let Some(&bytes) = usize::try_from(index).ok().and_then(|i| size.get(i)) else {
+            return Err(ImportIssue::ViewBuffer(row, i64::from(index), data));
+        };
+        let offset = i64::from(offset);
+        if offset < 0 || offset + length > bytes {
+            return Err(ImportIssue::ViewRange(row, offset, length, bytes));
+        }
+        // SAFETY: bytes `offset..offset + 4` lie inside the data buffer, of
+        // the size listed for it (checked just above; `length > 12`).
+        let head: [u8; 4] =
+            unsafe { std::array::from_fn(|b| read::<u8>(buffer(2 + index as usize), offset as usize + b)) };
+        if head != prefix.to_le_bytes() {
+            return Err(ImportIssue::ViewPrefix(row));
+        }
+    }
+    Ok(())
+}
+
+/// An array imported from its C structures after [`check`] found nothing
+/// wrong. The array is moved out of `*array` (left released, as the
+/// interface asks of a consumer that takes it); the schema is only read.
+/// On an issue the array is left where it is, for its owner to release.
+///
+/// # Safety
+/// As for [`check`], and `array` is writable. The trust boundary is
+/// [`check`]'s: the extents the structures imply are trusted, the rest checked.
+pub unsafe fn import(schema: *const FFI_ArrowSchema, array: *mut FFI_ArrowArray) -> Result<ArrayRef, ImportIssue> {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { check(schema, array) }?;
+    // SAFETY: checked above: a live array of a string layout with the
+    // buffers it needs, consistent lengths and offsets; moved out, leaving a
+    // released one behind.
+    let data = unsafe { from_ffi(FFI_ArrowArray::from_raw(array), &*schema) }.map_err(|e| ImportIssue::Arrow(e.to_string()))?;
+    Ok(make_array(data))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ptr::null;
+
+    use super::*;
+
+    unsafe extern "C" fn release_schema(schema: *mut RawSchema) {
+        // SAFETY: called on a schema built below, alive.
+        unsafe { (*schema).release = None };
+    }
+
+    unsafe extern "C" fn release_array(array: *mut RawArray) {
+        // SAFETY: called on an array built below, alive.
+        unsafe { (*array).release = None };
+    }
+
+    fn schema(format: &'static CStr) -> RawSchema {
+        RawSchema {
+            format: format.as_ptr(),
+            name: null(),
+            metadata: null(),
+            flags: 2,
+            n_children: 0,
+            children: std::ptr::null_mut(),
+            dictionary: std::ptr::null_mut(),
+            release: Some(release_schema),
+            private_data: std::ptr::null_mut(),
+        }
+    }
+
+    fn array(length: i64, null_count: i64, buffers: &mut [*const c_void]) -> RawArray {
+        RawArray {
+            length,
+            null_count,
+            offset: 0,
+            n_buffers: buffers.len() as i64,
+            n_children: 0,
+            buffers: buffers.as_mut_ptr(),
+            children: std::ptr::null_mut(),
+            dictionary: std::ptr::null_mut(),
+            release: Some(release_array),
+            private_data: std::ptr::null_mut(),
+        }
+    }
+
+    fn run(schema: &RawSchema, array: &RawArray) -> Result<Layout, ImportIssue> {
+        // SAFETY: both built by the tests, their buffers as long as claimed
+        // (the cases that claim more are refused before the read).
+        unsafe { check((schema as *const RawSchema).cast(), (array as *const RawArray).cast()) }
+    }
+
+    #[test]
+    fn offsets_are_checked() {
+        let values = b"abcdef";
+        for (offsets, want) in [
+            (vec![0i32, 2, 6], Ok(Layout::Utf8)),
+            (vec![-1, 2, 6], Err(ImportIssue::FirstOffset(-1))),
+            (vec![0, 4, 2], Err(ImportIssue::Backwards(2, 2, 4))),
+            (vec![0, 2, -7], Err(ImportIssue::Backwards(2, -7, 2))),
+        ] {
+            let mut buffers = [null(), offsets.as_ptr().cast(), values.as_ptr().cast()];
+            assert_eq!(run(&schema(c"u"), &array(2, 0, &mut buffers)), want, "{offsets:?}");
+        }
+        let large = [0i64, 3, 1];
+        let mut buffers = [null(), large.as_ptr().cast(), values.as_ptr().cast()];
+        assert_eq!(run(&schema(c"U"), &array(2, 0, &mut buffers)), Err(ImportIssue::Backwards(2, 1, 3)));
+        // An offset into the buffer moves the rows checked.
+        let offsets = [9i32, 0, 2, 6];
+        let mut buffers = [null(), offsets.as_ptr().cast(), values.as_ptr().cast()];
+        let mut shifted = array(2, 0, &mut buffers);
+        assert_eq!(run(&schema(c"u"), &shifted), Err(ImportIssue::Backwards(1, 0, 9)));
+        shifted.offset = 1;
+        assert_eq!(run(&schema(c"u"), &shifted), Ok(Layout::Utf8));
+    }
+
+    #[test]
+    fn fields_counts_and_pointers_are_checked() {
+        let (offsets, values) = ([0i32, 1, 2], b"ab");
+        let mut buffers = [null(), offsets.as_ptr().cast(), values.as_ptr().cast()];
+        let mut kept = buffers;
+        let kept = kept.as_mut_ptr();
+        let good = || {
+            let mut a = array(2, 0, &mut []);
+            a.n_buffers = 3;
+            a.buffers = kept;
+            a
+        };
+        let s = schema(c"u");
+        let mut a = good();
+        a.length = -1;
+        assert_eq!(run(&s, &a), Err(ImportIssue::Negative("length", -1)));
+        let mut a = good();
+        a.offset = i64::MAX;
+        assert_eq!(run(&s, &a), Err(ImportIssue::Overflow));
+        let mut a = good();
+        a.length = i64::MAX / 4;
+        a.null_count = 0;
+        assert_eq!(run(&s, &a), Err(ImportIssue::Overflow));
+        let mut a = good();
+        a.null_count = 3;
+        assert_eq!(run(&s, &a), Err(ImportIssue::NullCountOverLength(3, 2)));
+        let mut a = good();
+        a.null_count = 1;
+        assert_eq!(run(&s, &a), Err(ImportIssue::NullCount(1, None)));
+        let mut a = good();
+        a.n_buffers = 2;
+        assert!(matches!(run(&s, &a), Err(ImportIssue::BufferCount(_, 2))));
+        let mut a = good();
+        a.release = None;
+        assert_eq!(run(&s, &a), Err(ImportIssue::Released("array")));
+        let mut a = good();
+        a.n_children = 1;
+        assert_eq!(run(&s, &a), Err(ImportIssue::Children("array", 1)));
+        buffers[1] = null();
+        assert_eq!(run(&s, &array(2, 0, &mut buffers)), Err(ImportIssue::NullBuffer(1, "offsets")));
+        let mut no_buffers = [];
+        let mut a = array(2, 0, &mut no_buffers);
+        a.n_buffers = 3;
+        a.buffers = std::ptr::null_mut();
+        assert!(matches!(run(&s, &a), Err(ImportIssue::NullBuffer(0, _))));
+        assert_eq!(run(&schema(c"l"), &good()), Err(ImportIssue::Format("int64 (format \"l\")".into())));
+        assert_eq!(run(&schema(c"+r"), &good()), Err(ImportIssue::Format("run_end_encoded (format \"+r\")".into())));
+        let mut s = schema(c"u");
+        s.format = null();
+        assert_eq!(run(&s, &good()), Err(ImportIssue::NoFormat));
+        let mut dictionary = schema(c"u");
+        let mut s = schema(c"i");
+        s.dictionary = &mut dictionary;
+        assert_eq!(run(&s, &good()), Err(ImportIssue::Dictionary));
+    }
+
+    #[test]
+    fn null_counts_match_the_bitmap() {
+        let (offsets, values) = ([0i32, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], b"abcdefghij");
+        // Rows 0..10: valid but rows 3 and 9.
+        let bits = [0b1111_0111u8, 0b0000_0001];
+        let mut buffers = [bits.as_ptr().cast(), offsets.as_ptr().cast(), values.as_ptr().cast()];
+        for (claimed, want) in [(2, Ok(Layout::Utf8)), (-1, Ok(Layout::Utf8)), (0, Err(ImportIssue::NullCount(0, Some(2)))), (1, Err(ImportIssue::NullCount(1, Some(2))))] {
+            assert_eq!(run(&schema(c"u"), &array(10, claimed, &mut buffers)), want, "{claimed}");
+        }
+        // Shifted by 4 rows: rows 4..10, one null (row 9).
+        let mut a = array(6, 1, &mut buffers);
+        a.offset = 4;
+        assert_eq!(run(&schema(c"u"), &a), Ok(Layout::Utf8));
+        // SAFETY: a bitmap of two bytes, read in range.
+        assert_eq!(unsafe { clear_bits(bits.as_ptr().cast(), 3, 1) }, 1);
+        assert_eq!(unsafe { clear_bits(bits.as_ptr().cast(), 4, 5) }, 0);
+    }
+
+    fn view(len: i32, bytes: &[u8], buffer: i32, offset: i32) -> [i32; 4] {
+        let mut prefix = [0u8; 4];
+        prefix[..bytes.len().min(4)].copy_from_slice(&bytes[..bytes.len().min(4)]);
+        [len, i32::from_le_bytes(prefix), buffer, offset]
+    }
+
+    #[test]
+    fn views_are_checked() {
+        let data = b"0123456789abcdefghij";
+        let sizes = [data.len() as i64];
+        let check_one = |v: [i32; 4], sizes: &[i64]| {
+            let views = [v];
+            let mut buffers = [null(), views.as_ptr().cast(), data.as_ptr().cast(), sizes.as_ptr().cast()];
+            run(&schema(c"vu"), &array(1, 0, &mut buffers))
+        };
+        assert_eq!(check_one(view(15, b"0123", 0, 0), &sizes), Ok(Layout::Utf8View));
+        assert_eq!(check_one(view(15, b"5678", 0, 5), &sizes), Ok(Layout::Utf8View));
+        assert_eq!(check_one(view(-3, b"", 0, 0), &sizes), Err(ImportIssue::ViewLength(0, -3)));
+        assert_eq!(check_one(view(15, b"0123", 1, 0), &sizes), Err(ImportIssue::ViewBuffer(0, 1, 1)));
+        assert_eq!(check_one(view(15, b"0123", -1, 0), &sizes), Err(ImportIssue::ViewBuffer(0, -1, 1)));
+        assert_eq!(check_one(view(15, b"5678", 0, 6), &sizes), Err(ImportIssue::ViewRange(0, 6, 15, 20)));
+        assert_eq!(check_one(view(15, b"0123", 0, -1), &sizes), Err(ImportIssue::ViewRange(0, -1, 15, 20)));
+        assert_eq!(check_one(view(15, b"xxxx", 0, 0), &sizes), Err(ImportIssue::ViewPrefix(0)));
+        assert_eq!(check_one(view(15, b"0123", 0, 0), &[-5]), Err(ImportIssue::DataSize(0, -5)));
+        // Inline: no buffer read.
+        assert_eq!(check_one(view(3, b"abc", 99, -9), &sizes), Ok(Layout::Utf8View));
+        // A null row's view is not read.
+        let (views, bits) = ([view(99, b"", 7, -1)], [0u8]);
+        let mut buffers = [bits.as_ptr().cast(), views.as_ptr().cast(), data.as_ptr().cast(), sizes.as_ptr().cast()];
+        assert_eq!(run(&schema(c"vu"), &array(1, 1, &mut buffers)), Ok(Layout::Utf8View));
+        let mut buffers = [null(), views.as_ptr().cast(), data.as_ptr().cast(), null()];
+        assert!(matches!(run(&schema(c"vu"), &array(1, 0, &mut buffers)), Err(ImportIssue::NullBuffer(3, _))));
+    }
+}
