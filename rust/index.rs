@@ -32,6 +32,7 @@
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
+use crate::fold::{loose_ascii, LazyFold};
 use crate::glob::{Fit, GlobList, GlobShape, Known};
 use crate::literals::{KeySet, LiteralScanner};
 use crate::sweep::{Sweep, SweepScratch};
@@ -283,6 +284,159 @@ where
     ControlFlow::Continue(())
 }
 
+/// Where a key's glob needs its key to be in a string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// The whole string (a literal glob).
+    Exact = 0,
+    /// Its start (a glob filed by its prefix).
+    Prefix = 1,
+    /// Its end (filed by its suffix).
+    Suffix = 2,
+    /// Anywhere (filed by a middle piece).
+    Infix = 3,
+}
+
+/// Every key of an index in one automaton, for strings up to
+/// [`LONG_STRING`] bytes: one scan finds the literals, prefixes, suffixes and
+/// infixes that the two trie walks and the infix scan found, each key's
+/// globs verified only when the key is where they need it.
+///
+/// The automaton reports, at each place a key ends, the longest key ending
+/// there (`longest`). A key equal to the string up to there is that longest
+/// one, as no longer key can end there: so a prefix hit is `longest` being
+/// as long as the place is far in, and a literal hit the same at the end.
+/// The suffix keys are the keys ending at the end, walked along a chain of
+/// suffix keys alone (each key's longest proper suffix among them); the
+/// infix keys along their own chain, each reported once per scan, a walk
+/// stopping at the first key reported before (as `LiteralScanner::for_each_key`
+/// does, on the infix keys alone: the same argument holds for any subset of
+/// a chain). A scan is one transition per byte, one look per key end, and a
+/// step per key reported: linear in the string plus the matches, whatever
+/// the number of keys.
+#[derive(Clone, Debug)]
+struct OnePass {
+    scanner: LiteralScanner,
+    key_len: Vec<u32>,
+    /// The candidates of key `k` in role `r` are
+    /// `candidates[starts[4 * k + r]..starts[4 * k + r + 1]]`.
+    starts: Vec<u32>,
+    candidates: Vec<Candidate>,
+    /// For each key, the longest key that is a proper suffix of it and has
+    /// suffix (infix) candidates, or `NONE_KEY`.
+    suffix_next: Vec<u32>,
+    infix_next: Vec<u32>,
+    any_infix: bool,
+}
+
+const NONE_KEY: u32 = u32::MAX;
+
+impl OnePass {
+    fn build(mut entries: Vec<(u128, (&[u8], Role, Candidate))>) -> Option<Self> {
+        if entries.is_empty() {
+            return None;
+        }
+        sort_by_key_bytes(&mut entries, |e| e.0);
+        let mut keys: Vec<&[u8]> = Vec::new();
+        let mut starts = Vec::with_capacity(4 * entries.len() + 1);
+        let mut candidates = Vec::with_capacity(entries.len());
+        let mut at = 0;
+        while at < entries.len() {
+            let key = entries[at].1 .0;
+            let mut end = at + 1;
+            while end < entries.len() && entries[end].1 .0 == key {
+                end += 1;
+            }
+            keys.push(key);
+            for role in [Role::Exact, Role::Prefix, Role::Suffix, Role::Infix] {
+                starts.push(candidates.len() as u32);
+                candidates.extend(entries[at..end].iter().filter(|e| e.1 .1 == role).map(|e| e.1 .2));
+            }
+            at = end;
+        }
+        starts.push(candidates.len() as u32);
+        let scanner = LiteralScanner::build(&keys);
+        let key_len: Vec<u32> = keys.iter().map(|k| k.len() as u32).collect();
+        let has = |k: u32, role: Role| {
+            let i = 4 * k as usize + role as usize;
+            starts[i] < starts[i + 1]
+        };
+        // Shorter keys first: a key's proper suffixes are done before it.
+        let mut by_len: Vec<u32> = (0..keys.len() as u32).collect();
+        by_len.sort_unstable_by_key(|&k| key_len[k as usize]);
+        let (mut suffix_next, mut infix_next) = (vec![NONE_KEY; keys.len()], vec![NONE_KEY; keys.len()]);
+        for &k in &by_len {
+            if let Some(p) = scanner.suffix_key(k) {
+                suffix_next[k as usize] = if has(p, Role::Suffix) { p } else { suffix_next[p as usize] };
+                infix_next[k as usize] = if has(p, Role::Infix) { p } else { infix_next[p as usize] };
+            }
+        }
+        let any_infix = (0..keys.len() as u32).any(|k| has(k, Role::Infix));
+        Some(OnePass { scanner, key_len, starts, candidates, suffix_next, infix_next, any_infix })
+    }
+
+    #[inline(always)]
+    fn of(&self, key: u32, role: Role) -> &[Candidate] {
+        let i = 4 * key as usize + role as usize;
+        &self.candidates[self.starts[i] as usize..self.starts[i + 1] as usize]
+    }
+
+    /// The first key with candidates in `role` on the chain from `key` (itself included).
+    #[inline(always)]
+    fn first_with(&self, key: u32, role: Role, next: &[u32]) -> u32 {
+        if self.of(key, role).is_empty() { next[key as usize] } else { key }
+    }
+
+    /// Calls `f(id)` for the globs that match the string whose bytes are
+    /// `s` through `map`; a candidate that needs verifying is given to
+    /// `verify` (its slot in the index's glob list). Stops when `f` breaks.
+    #[inline(always)]
+    fn for_each<M, V, F>(&self, s: &[u8], map: M, seen: &mut KeySet, verify: &mut V, f: &mut F) -> ControlFlow<()>
+    where
+        M: Fn(u8) -> u8,
+        V: FnMut(u32) -> bool,
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        let n = s.len();
+        let mut started = false;
+        let mut visit = |cands: &[Candidate], f: &mut F| {
+            for &c in cands {
+                if c.verify == NO_VERIFY || verify(c.verify) {
+                    f(c.id)?;
+                }
+            }
+            ControlFlow::Continue(())
+        };
+        self.scanner.ends_mapped(s, map, |at, longest| {
+            if self.key_len[longest as usize] as usize == at {
+                visit(self.of(longest, Role::Prefix), f)?;
+                if at == n {
+                    visit(self.of(longest, Role::Exact), f)?;
+                }
+            }
+            if at == n {
+                let mut key = self.first_with(longest, Role::Suffix, &self.suffix_next);
+                while key != NONE_KEY {
+                    visit(self.of(key, Role::Suffix), f)?;
+                    key = self.suffix_next[key as usize];
+                }
+            }
+            if self.any_infix {
+                if !started {
+                    seen.start(self.key_len.len());
+                    started = true;
+                }
+                let mut key = self.first_with(longest, Role::Infix, &self.infix_next);
+                while key != NONE_KEY && seen.insert(key as usize) {
+                    visit(self.of(key, Role::Infix), f)?;
+                    key = self.infix_next[key as usize];
+                }
+            }
+            ControlFlow::Continue(())
+        })
+    }
+}
+
 /// A set of segment globs, each with an id, answering "which match `s`".
 #[derive(Clone, Debug, Default)]
 pub struct SegmentIndex {
@@ -303,6 +457,9 @@ pub struct SegmentIndex {
     /// and an index is moved about while it is built.)
     sweeps: [OnceLock<Box<Sweep>>; 2],
     long_infix: OnceLock<Box<LongInfix>>,
+    /// Every key in one automaton, for short strings (the tries and the
+    /// infix set above serve long ones).
+    one_pass: Option<Box<OnePass>>,
 }
 
 /// Sets of at most this many globs are matched glob by glob: for a tiny set
@@ -351,12 +508,17 @@ impl SegmentIndex {
             return index;
         }
         let (mut forward, mut infixes) = (Vec::new(), Vec::new());
+        let mut one_pass: Vec<(u128, (&[u8], Role, Candidate))> = Vec::new();
+        let mut file = |key: &'a [u8], role: Role, c: Candidate| one_pass.push((key_head(key), (key, role, c)));
         // Reversed suffixes go into one buffer; `backward` holds their ranges.
         let (mut reversed, mut backward) = (Vec::new(), Vec::new());
         for (pattern, id) in globs {
             let shape = GlobShape::of(pattern);
             if !shape.has_star {
                 forward.push((pattern, Entry::Exact(id)));
+                if !pattern.is_empty() {
+                    file(pattern, Role::Exact, Candidate { id, verify: NO_VERIFY });
+                }
                 continue;
             }
             let simple = shape.middles == 0;
@@ -376,19 +538,24 @@ impl SegmentIndex {
             } else if shape.prefix.len() == key_len {
                 let c = candidate(!(simple && shape.suffix.is_empty()));
                 forward.push((shape.prefix, Entry::Anchored(c)));
+                file(shape.prefix, Role::Prefix, c);
             } else if shape.suffix.len() == key_len {
                 let c = candidate(!(simple && shape.prefix.is_empty()));
+                file(shape.suffix, Role::Suffix, c);
                 let from = reversed.len();
                 reversed.extend(shape.suffix.iter().rev());
                 backward.push((from..reversed.len(), Entry::Anchored(c)));
             } else {
                 let only_infix = shape.prefix.is_empty() && shape.suffix.is_empty() && shape.middles == 1;
-                infixes.push((key_head(shape.longest_middle), (shape.longest_middle, candidate(!only_infix))));
+                let c = candidate(!only_infix);
+                file(shape.longest_middle, Role::Infix, c);
+                infixes.push((key_head(shape.longest_middle), (shape.longest_middle, c)));
             }
         }
         index.forward = ByteTrie::build(forward);
         index.backward = ByteTrie::build(backward.into_iter().map(|(range, entry)| (&reversed[range], entry)));
         index.infix = InfixSet::build(infixes);
+        index.one_pass = OnePass::build(one_pass).map(Box::new);
         index
     }
 
@@ -419,7 +586,49 @@ impl SegmentIndex {
         if s.len() > scratch.long {
             return self.long_matches(s, scratch, f);
         }
-        self.walks(s, &mut AtOnce, &mut scratch.seen, f)
+        self.short_matches(s, |b| b, &mut scratch.seen, &mut |g| verify.is_match(g, s), f)
+    }
+
+    /// The matches of a string of at most [`LONG_STRING`] bytes whose bytes
+    /// are those of `s` through `map`: the literal whole string (the empty
+    /// one is no key), then one scan over every key. `verify` decides a
+    /// glob (its slot in `verify`) that a key alone does not.
+    #[inline(always)]
+    fn short_matches<M, V, F>(&self, s: &[u8], map: M, seen: &mut KeySet, verify: &mut V, f: &mut F) -> ControlFlow<()>
+    where
+        M: Fn(u8) -> u8,
+        V: FnMut(u32) -> bool,
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        if s.is_empty() {
+            // The empty literal: found by the forward trie's root alone.
+            return self.forward.walk(s.iter().copied(), |entries, whole| {
+                visit_entries(entries, whole, s, &self.verify, &mut AtOnce, Known::Prefix, f)
+            });
+        }
+        match &self.one_pass {
+            Some(one_pass) => one_pass.for_each(s, map, seen, verify, f),
+            None => ControlFlow::Continue(()),
+        }
+    }
+
+    /// [`any_match`](Self::any_match) of the loose fold of `name`, folding
+    /// it only if a glob must be verified against it: an ASCII name of at
+    /// most [`LONG_STRING`] bytes is scanned as it is, each byte folded as
+    /// the automaton reads it (for ASCII the loose fold is byte for byte).
+    pub fn any_match_loose(&self, name: &mut LazyFold<'_>, scratch: &mut Scratch) -> bool {
+        let raw = name.raw();
+        if !self.any.is_empty() {
+            return true;
+        }
+        if !self.listed.is_empty() || raw.len() > scratch.long || !raw.is_ascii() {
+            return self.any_match(name.get(), scratch);
+        }
+        let verify = &self.verify;
+        let flow = self.short_matches(raw, loose_ascii, &mut scratch.seen, &mut |g| verify.is_match(g, name.get()), &mut |_| {
+            ControlFlow::Break(())
+        });
+        flow.is_break()
     }
 
     /// The walks of [`for_each_match`](Self::for_each_match) for a long
@@ -598,6 +807,100 @@ mod tests {
         assert_eq!(idx.min_match(s.as_bytes(), &mut scratch), Some(2));
         assert!(idx.any_match(s.as_bytes(), &mut scratch));
         assert!(!idx.any_match(&s.as_bytes()[..20_000], &mut scratch));
+    }
+
+    /// The matches by the walks (the two tries and the infix scan), as short
+    /// strings were matched before the one-pass automaton.
+    fn walked(index: &SegmentIndex, s: &str) -> Vec<u32> {
+        let mut got: Vec<u32> = index.any.clone();
+        let _ = index.walks(s.as_bytes(), &mut AtOnce, &mut KeySet::default(), &mut |id| {
+            got.push(id);
+            ControlFlow::Continue(())
+        });
+        got.sort_unstable();
+        got
+    }
+
+    /// Random sets whose keys share bytes and are suffixes and prefixes of
+    /// each other, every glob shape at once: the one scan finds what the
+    /// walks find.
+    #[test]
+    fn one_pass_agrees_with_the_walks() {
+        let mut next = crate::test_rng::below(0x510E_527F_ADE6_82D1);
+        let alphabet = [b'a', b'b', b'*', b'*', b'_'];
+        for _ in 0..3_000 {
+            let globs: Vec<String> = (0..SMALL_SET as u64 + 1 + next(12))
+                .map(|_| (0..next(7)).map(|_| alphabet[next(5) as usize] as char).collect())
+                .collect();
+            let refs: Vec<&str> = globs.iter().map(String::as_str).collect();
+            let idx = index(&refs);
+            for _ in 0..8 {
+                let s: String = (0..next(9)).map(|_| alphabet[[0, 1, 4][next(3) as usize]] as char).collect();
+                assert_eq!(matches_of(&idx, &s), walked(&idx, &s), "{refs:?} on {s:?}");
+            }
+        }
+    }
+
+    /// A thousand keys of each role that are suffixes of one another, on a
+    /// name of a's: every one of them is found once.
+    #[test]
+    fn one_pass_nested_keys_of_every_role() {
+        let mut globs: Vec<String> = Vec::new();
+        for i in 1..=250 {
+            let a = "a".repeat(i);
+            globs.extend([a.clone(), format!("{a}*"), format!("*{a}"), format!("*{a}*")]);
+        }
+        let refs: Vec<&str> = globs.iter().map(String::as_str).collect();
+        let idx = index(&refs);
+        let s = "a".repeat(200);
+        let got = matches_of(&idx, &s);
+        assert_eq!(got, naive(&refs, &s));
+        // The literal of 200 a's, and 200 of each of the three other roles.
+        assert_eq!(got.len(), 1 + 3 * 200);
+    }
+
+    /// The loose scan of an ASCII name folds each byte as it reads it: it
+    /// answers as a match of the folded name does, and folds the name only
+    /// when a glob must be verified.
+    #[test]
+    fn loose_scans_answer_as_the_folded_name() {
+        let mut next = crate::test_rng::below(0x9B05_688C_2B3E_6C1F);
+        let alphabet = [b'a', b'A', b'_', b'-', b'.', b'*', b'b'];
+        for _ in 0..2_000 {
+            let globs: Vec<String> = (0..SMALL_SET as u64 + 1 + next(10))
+                .map(|_| {
+                    let g: String = (0..next(6)).map(|_| alphabet[next(7) as usize] as char).collect();
+                    String::from_utf8(crate::fold::fold_loose(g.as_bytes())).unwrap()
+                })
+                .collect();
+            let refs: Vec<&str> = globs.iter().map(String::as_str).collect();
+            let idx = index(&refs);
+            for _ in 0..8 {
+                let name: String = (0..next(9)).map(|_| alphabet[[0, 1, 2, 3, 4, 6][next(6) as usize]] as char).collect();
+                let folded = crate::fold::fold_loose(name.as_bytes());
+                let want = idx.any_match(&folded, &mut Scratch::default());
+                let mut buf = Vec::new();
+                let mut lazy = LazyFold::new(name.as_bytes(), &mut buf);
+                assert_eq!(idx.any_match_loose(&mut lazy, &mut Scratch::default()), want, "{refs:?} on {name:?}");
+            }
+        }
+        // Keys alone decide these: the name is never folded.
+        let idx = index(&["del*", "*_repo", "*ssu*", "get_x", "list_y", "z*"]);
+        for (name, want) in [("Delete-Repo", true), ("GET.X", true), ("Issue", true), ("other", false)] {
+            let mut buf = Vec::new();
+            let mut lazy = LazyFold::new(name.as_bytes(), &mut buf);
+            assert_eq!(idx.any_match_loose(&mut lazy, &mut Scratch::default()), want, "{name}");
+            assert!(!lazy.was_folded(), "{name}");
+        }
+        // A glob with two pieces is verified against the fold; a non-ASCII
+        // name is folded first.
+        let idx = index(&["a*b*c", "x1*", "x2*", "x3*", "x4*"]);
+        for name in ["A-B-C", "Ä-B-C"] {
+            let mut buf = Vec::new();
+            let mut lazy = LazyFold::new(name.as_bytes(), &mut buf);
+            assert_eq!(idx.any_match_loose(&mut lazy, &mut Scratch::default()), name == "A-B-C");
+            assert!(lazy.was_folded(), "{name}");
+        }
     }
 
     #[test]
