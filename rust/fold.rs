@@ -190,13 +190,15 @@ pub struct LazyFold<'a> {
     raw: &'a [u8],
     buf: &'a mut Vec<u8>,
     folded: bool,
+    /// The fold is the name itself: ASCII with no upper case, `-` or `.`.
+    same: bool,
 }
 
 impl<'a> LazyFold<'a> {
     /// `raw`, to be folded into `buf` when needed.
     #[inline]
     pub fn new(raw: &'a [u8], buf: &'a mut Vec<u8>) -> Self {
-        LazyFold { raw, buf, folded: false }
+        LazyFold { raw, buf, folded: false, same: false }
     }
 
     /// The name as given.
@@ -209,16 +211,34 @@ impl<'a> LazyFold<'a> {
     #[inline]
     pub fn get(&mut self) -> &[u8] {
         if !self.folded {
-            Fold::Loose.apply_into(self.raw, self.buf);
+            self.same = is_loose_fixed_point(self.raw);
+            if !self.same {
+                Fold::Loose.apply_into(self.raw, self.buf);
+            }
             self.folded = true;
         }
-        self.buf
+        if self.same { self.raw } else { self.buf }
     }
 
     /// Whether the fold was made (for tests).
     pub fn was_folded(&self) -> bool {
         self.folded
     }
+}
+
+/// Whether the loose fold of `input` is `input`: it is ASCII with no upper
+/// case, `-` or `.` (checked eight bytes at a time). Any other byte belongs to
+/// a character the fold may change, so it answers false.
+#[inline]
+pub fn is_loose_fixed_point(input: &[u8]) -> bool {
+    let mut words = input.chunks_exact(8);
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        if word & ASCII_HIGH != 0 || fold_ascii_word(word, true) != word {
+            return false;
+        }
+    }
+    words.remainder().iter().all(|&b| b.is_ascii() && loose_ascii(b) == b)
 }
 
 /// The loose fold of `input` (the exclude side's matching form).
@@ -325,6 +345,23 @@ mod tests {
         }
         let name = b"Delete-Repo.V2_x";
         assert_eq!(name.iter().map(|&b| loose_ascii(b)).collect::<Vec<u8>>(), fold_loose(name));
+    }
+
+    #[test]
+    fn fixed_points_are_the_names_the_fold_keeps() {
+        let text = b"create_issue_v2_all-Pull.requests_by_id/x:y*z\0";
+        for start in 0..text.len() {
+            for end in start..=text.len() {
+                let s = &text[start..end];
+                assert_eq!(is_loose_fixed_point(s), fold_loose(s) == s, "{s:?}");
+            }
+        }
+        for s in ["é", "\u{212A}", "ab\u{212A}cdefghij", "ß"] {
+            assert!(!is_loose_fixed_point(s.as_bytes()), "{s}");
+        }
+        let mut buf = b"stale".to_vec();
+        let mut name = LazyFold::new(b"read_file_v2", &mut buf);
+        assert_eq!(name.get(), b"read_file_v2");
     }
 
     #[test]

@@ -331,6 +331,10 @@ struct OnePass {
 
 const NONE_KEY: u32 = u32::MAX;
 
+/// The one-pass automaton's full transition table may hold up to this many
+/// entries (4 bytes each): a thousand any-server globs make some 200,000.
+const ONE_PASS_TABLE: usize = 1 << 21;
+
 impl OnePass {
     fn build(mut entries: Vec<(u128, (&[u8], Role, Candidate))>) -> Option<Self> {
         if entries.is_empty() {
@@ -355,7 +359,7 @@ impl OnePass {
             at = end;
         }
         starts.push(candidates.len() as u32);
-        let scanner = LiteralScanner::build(&keys);
+        let scanner = LiteralScanner::build(&keys).with_table(ONE_PASS_TABLE);
         let key_len: Vec<u32> = keys.iter().map(|k| k.len() as u32).collect();
         let has = |k: u32, role: Role| {
             let i = 4 * k as usize + role as usize;
@@ -458,8 +462,41 @@ pub struct SegmentIndex {
     sweeps: [OnceLock<Box<Sweep>>; 2],
     long_infix: OnceLock<Box<LongInfix>>,
     /// Every key in one automaton, for short strings (the tries and the
-    /// infix set above serve long ones).
-    one_pass: Option<Box<OnePass>>,
+    /// infix set above serve long ones): built by the first short query
+    /// from `one_pass_keys`, so that a compile does not pay for it.
+    one_pass: OnceLock<Option<Box<OnePass>>>,
+    one_pass_keys: OnePassKeys,
+}
+
+/// What the one-pass automaton is built from: each key's bytes (a range of
+/// `bytes`), role and candidate.
+#[derive(Clone, Debug, Default)]
+struct OnePassKeys {
+    bytes: Vec<u8>,
+    entries: Vec<(u32, u32, Role, Candidate)>,
+}
+
+impl OnePassKeys {
+    /// Files `key` unless it is longer than any string the automaton scans.
+    fn file(&mut self, key: &[u8], role: Role, c: Candidate) {
+        if key.len() <= LONG_STRING {
+            let start = self.bytes.len() as u32;
+            self.bytes.extend_from_slice(key);
+            self.entries.push((start, self.bytes.len() as u32, role, c));
+        }
+    }
+
+    fn build(&self) -> Option<Box<OnePass>> {
+        let entries = self
+            .entries
+            .iter()
+            .map(|&(a, b, role, c)| {
+                let key = &self.bytes[a as usize..b as usize];
+                (key_head(key), (key, role, c))
+            })
+            .collect();
+        OnePass::build(entries).map(Box::new)
+    }
 }
 
 /// Sets of at most this many globs are matched glob by glob: for a tiny set
@@ -508,8 +545,8 @@ impl SegmentIndex {
             return index;
         }
         let (mut forward, mut infixes) = (Vec::new(), Vec::new());
-        let mut one_pass: Vec<(u128, (&[u8], Role, Candidate))> = Vec::new();
-        let mut file = |key: &'a [u8], role: Role, c: Candidate| one_pass.push((key_head(key), (key, role, c)));
+        let mut one_pass = OnePassKeys::default();
+        let mut file = |key: &[u8], role: Role, c: Candidate| one_pass.file(key, role, c);
         // Reversed suffixes go into one buffer; `backward` holds their ranges.
         let (mut reversed, mut backward) = (Vec::new(), Vec::new());
         for (pattern, id) in globs {
@@ -555,7 +592,7 @@ impl SegmentIndex {
         index.forward = ByteTrie::build(forward);
         index.backward = ByteTrie::build(backward.into_iter().map(|(range, entry)| (&reversed[range], entry)));
         index.infix = InfixSet::build(infixes);
-        index.one_pass = OnePass::build(one_pass).map(Box::new);
+        index.one_pass_keys = one_pass;
         index
     }
 
@@ -606,7 +643,7 @@ impl SegmentIndex {
                 visit_entries(entries, whole, s, &self.verify, &mut AtOnce, Known::Prefix, f)
             });
         }
-        match &self.one_pass {
+        match self.one_pass.get_or_init(|| self.one_pass_keys.build()) {
             Some(one_pass) => one_pass.for_each(s, map, seen, verify, f),
             None => ControlFlow::Continue(()),
         }

@@ -65,9 +65,73 @@ pub struct LiteralScanner {
     /// searches the last few keys left by themselves.
     key_bytes: Vec<u8>,
     key_ends: Vec<u32>,
+    /// The whole transition function as a table, when it is small enough
+    /// and was asked for ([`with_table`](Self::with_table)).
+    table: Option<Box<Table>>,
+}
+
+/// A full transition table over byte classes: the bytes that occur in no
+/// key are one class, each other byte a class of its own; the step from
+/// state `s` over a byte of class `c` is `next[s * stride + c]`, one load
+/// wherever the scan is (the sparse trie takes a search of a node's edges,
+/// and failure links, below the nodes with full rows).
+#[derive(Clone, Debug)]
+struct Table {
+    classes: [u8; 256],
+    stride: usize,
+    next: Vec<u32>,
 }
 
 impl LiteralScanner {
+    /// The scanner with its full transition table, unless that would hold
+    /// more than `max_entries` entries (states times byte classes): built in
+    /// one pass over the states, each row its failure state's with its own
+    /// children over it (breadth-first, the failure state's row is done).
+    pub fn with_table(mut self, max_entries: usize) -> Self {
+        let mut used = [false; 256];
+        for &(byte, _) in &self.edges {
+            used[byte as usize] = true;
+        }
+        let distinct = used.iter().filter(|&&u| u).count();
+        let mut classes = [0u8; 256];
+        let stride = if distinct == 256 {
+            for (b, class) in classes.iter_mut().enumerate() {
+                *class = b as u8;
+            }
+            256
+        } else {
+            let mut next = 0u8;
+            for (b, class) in classes.iter_mut().enumerate() {
+                if used[b] {
+                    next += 1;
+                    *class = next;
+                }
+            }
+            distinct + 1
+        };
+        let states = self.nodes.len();
+        if states * stride > max_entries || states >= u32::MAX as usize {
+            return self;
+        }
+        let mut next = vec![0u32; states * stride];
+        for state in 0..states {
+            let Node { first, count, fail, .. } = self.nodes[state];
+            if state > 0 {
+                let (done, row) = next.split_at_mut(state * stride);
+                let from = fail as usize * stride;
+                row[..stride].copy_from_slice(&done[from..from + stride]);
+            }
+            // (A leaf lent its failure node's edges: the same children that
+            // row holds already.)
+            for &(byte, child) in &self.edges[first as usize..(first + count) as usize] {
+                next[state * stride + classes[byte as usize] as usize] = child;
+            }
+        }
+        self.table = Some(Box::new(Table { classes, stride, next }));
+        self
+    }
+
+
     /// Builds the automaton. Keys must be distinct and non-empty (an empty key
     /// would occur everywhere; the index never asks for one).
     pub fn build(keys: &[&[u8]]) -> Self {
@@ -119,7 +183,8 @@ impl LiteralScanner {
         debug_assert_eq!(nodes.len(), node_count);
         let key_bytes: Vec<u8> = keys.concat();
         let key_ends = keys.iter().scan(0, |end, k| { *end += k.len() as u32; Some(*end) }).collect();
-        let mut scanner = LiteralScanner { nodes, edges, dense, suffix: vec![NONE; keys.len()], key_bytes, key_ends };
+        let mut scanner =
+            LiteralScanner { nodes, edges, dense, suffix: vec![NONE; keys.len()], key_bytes, key_ends, table: None };
         scanner.link();
         scanner.lend_to_leaves();
         scanner
@@ -255,6 +320,19 @@ impl LiteralScanner {
         F: FnMut(usize, u32) -> ControlFlow<B>,
     {
         if self.nodes.len() <= 1 {
+            return ControlFlow::Continue(());
+        }
+        if let Some(table) = &self.table {
+            let (mut state, mut at) = (0usize, 0);
+            while at < s.len() {
+                let class = table.classes[map(s[at]) as usize] as usize;
+                state = table.next[state * table.stride + class] as usize;
+                at += 1;
+                let out = self.nodes[state].out;
+                if out != NONE {
+                    f(at, out)?;
+                }
+            }
             return ControlFlow::Continue(());
         }
         // The root always has a complete table (entry 0). At the root, where
@@ -538,6 +616,40 @@ mod tests {
         nested_suffixes: ["a", "aa", "aaa", "baaa"], "aaaa" => [0, 1, 2];
         shorter_found_first: ["b", "ab"], "bab" => [0, 1];
         chain_reaches_a_found_key: ["xa", "a", "ya"], "xaya" => [0, 1, 2];
+    }
+
+    /// The full table steps as the trie and its failure links do: every
+    /// occurrence the same, on random keys that cross branches.
+    #[test]
+    fn the_full_table_finds_every_occurrence() {
+        let mut next = crate::test_rng::below(0x1F83_D9AB_FB41_BD6B);
+        let alphabet = ['a', 'b', 'c', 'é'];
+        for _ in 0..2_000 {
+            let mut keys: Vec<String> = (0..1 + next(10))
+                .map(|_| (0..1 + next(5)).map(|_| alphabet[next(4) as usize]).collect())
+                .collect();
+            keys.sort();
+            keys.dedup();
+            let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+            let sparse = LiteralScanner::build(&refs);
+            let full = sparse.clone().with_table(usize::MAX);
+            assert!(full.table.is_some());
+            for _ in 0..6 {
+                let s: String = (0..next(12)).map(|_| alphabet[next(4) as usize]).collect();
+                let ends = |scanner: &LiteralScanner| {
+                    let mut got = Vec::new();
+                    let _ = scanner.ends::<(), _>(s.as_bytes(), |end, k| {
+                        got.push((end, k));
+                        ControlFlow::Continue(())
+                    });
+                    got
+                };
+                assert_eq!(ends(&full), ends(&sparse), "{keys:?} in {s:?}");
+            }
+        }
+        // Past its budget no table is made.
+        let keys: [&[u8]; 2] = [b"abc", b"bcd"];
+        assert!(LiteralScanner::build(&keys).with_table(10).table.is_none());
     }
 
     #[test]
