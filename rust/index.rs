@@ -326,7 +326,8 @@ struct OnePass {
     /// suffix (infix) candidates, or `NONE_KEY`.
     suffix_next: Vec<u32>,
     infix_next: Vec<u32>,
-    any_infix: bool,
+    /// Per key, a bit for each role it has candidates in (`1 << role`).
+    roles: Vec<u8>,
 }
 
 const NONE_KEY: u32 = u32::MAX;
@@ -375,8 +376,10 @@ impl OnePass {
                 infix_next[k as usize] = if has(p, Role::Infix) { p } else { infix_next[p as usize] };
             }
         }
-        let any_infix = (0..keys.len() as u32).any(|k| has(k, Role::Infix));
-        Some(OnePass { scanner, key_len, starts, candidates, suffix_next, infix_next, any_infix })
+        let roles = (0..keys.len() as u32)
+            .map(|k| [Role::Exact, Role::Prefix, Role::Suffix, Role::Infix].iter().filter(|&&r| has(k, r)).fold(0, |bits, &r| bits | 1 << r as u8))
+            .collect();
+        Some(OnePass { scanner, key_len, starts, candidates, suffix_next, infix_next, roles })
     }
 
     #[inline(always)]
@@ -388,7 +391,7 @@ impl OnePass {
     /// The first key with candidates in `role` on the chain from `key` (itself included).
     #[inline(always)]
     fn first_with(&self, key: u32, role: Role, next: &[u32]) -> u32 {
-        if self.of(key, role).is_empty() { next[key as usize] } else { key }
+        if self.roles[key as usize] & 1 << role as u8 == 0 { next[key as usize] } else { key }
     }
 
     /// Calls `f(id)` for the globs that match the string whose bytes are
@@ -411,8 +414,10 @@ impl OnePass {
             }
             ControlFlow::Continue(())
         };
+        const ANCHORED: u8 = 1 << Role::Exact as u8 | 1 << Role::Prefix as u8;
         self.scanner.ends_mapped(s, map, |at, longest| {
-            if self.key_len[longest as usize] as usize == at {
+            let roles = self.roles[longest as usize];
+            if roles & ANCHORED != 0 && self.key_len[longest as usize] as usize == at {
                 visit(self.of(longest, Role::Prefix), f)?;
                 if at == n {
                     visit(self.of(longest, Role::Exact), f)?;
@@ -425,16 +430,15 @@ impl OnePass {
                     key = self.suffix_next[key as usize];
                 }
             }
-            if self.any_infix {
-                if !started {
-                    seen.start(self.key_len.len());
-                    started = true;
-                }
-                let mut key = self.first_with(longest, Role::Infix, &self.infix_next);
-                while key != NONE_KEY && seen.insert(key as usize) {
-                    visit(self.of(key, Role::Infix), f)?;
-                    key = self.infix_next[key as usize];
-                }
+            let mut key = self.first_with(longest, Role::Infix, &self.infix_next);
+            if key != NONE_KEY && !started {
+                // Only a scan that meets an infix key starts the set.
+                seen.start(self.key_len.len());
+                started = true;
+            }
+            while key != NONE_KEY && seen.insert(key as usize) {
+                visit(self.of(key, Role::Infix), f)?;
+                key = self.infix_next[key as usize];
             }
             ControlFlow::Continue(())
         })
