@@ -328,6 +328,10 @@ struct OnePass {
     infix_next: Vec<u32>,
     /// Per key, a bit for each role it has candidates in (`1 << role`).
     roles: Vec<u8>,
+    /// Per state of the scanner, whether a scan must look there: its
+    /// longest key has prefix candidates, or an infix key ends there. (The
+    /// literal and suffix keys are looked at where the string ends.)
+    marked: Vec<bool>,
 }
 
 const NONE_KEY: u32 = u32::MAX;
@@ -379,7 +383,16 @@ impl OnePass {
         let roles = (0..keys.len() as u32)
             .map(|k| [Role::Exact, Role::Prefix, Role::Suffix, Role::Infix].iter().filter(|&&r| has(k, r)).fold(0, |bits, &r| bits | 1 << r as u8))
             .collect();
-        Some(OnePass { scanner, key_len, starts, candidates, suffix_next, infix_next, roles })
+        let roles: Vec<u8> = roles;
+        let marked = (0..scanner.state_count())
+            .map(|state| {
+                scanner.state_key(state).is_some_and(|k| {
+                    let bits = roles[k as usize];
+                    bits & (1 << Role::Prefix as u8 | 1 << Role::Infix as u8) != 0 || infix_next[k as usize] != NONE_KEY
+                })
+            })
+            .collect();
+        Some(OnePass { scanner, key_len, starts, candidates, suffix_next, infix_next, roles, marked })
     }
 
     #[inline(always)]
@@ -414,21 +427,11 @@ impl OnePass {
             }
             ControlFlow::Continue(())
         };
-        const ANCHORED: u8 = 1 << Role::Exact as u8 | 1 << Role::Prefix as u8;
-        self.scanner.ends_mapped(s, map, |at, longest| {
+        const PREFIX: u8 = 1 << Role::Prefix as u8;
+        let flow = self.scanner.scan_marked(s, map, &self.marked, |at, longest| {
             let roles = self.roles[longest as usize];
-            if roles & ANCHORED != 0 && self.key_len[longest as usize] as usize == at {
+            if roles & PREFIX != 0 && self.key_len[longest as usize] as usize == at {
                 visit(self.of(longest, Role::Prefix), f)?;
-                if at == n {
-                    visit(self.of(longest, Role::Exact), f)?;
-                }
-            }
-            if at == n {
-                let mut key = self.first_with(longest, Role::Suffix, &self.suffix_next);
-                while key != NONE_KEY {
-                    visit(self.of(key, Role::Suffix), f)?;
-                    key = self.suffix_next[key as usize];
-                }
             }
             let mut key = self.first_with(longest, Role::Infix, &self.infix_next);
             if key != NONE_KEY && !started {
@@ -441,7 +444,23 @@ impl OnePass {
                 key = self.infix_next[key as usize];
             }
             ControlFlow::Continue(())
-        })
+        });
+        // Where the string ends: the literal equal to it, and the suffix keys.
+        let Some(last) = (match flow {
+            ControlFlow::Continue(last) => last,
+            ControlFlow::Break(()) => return ControlFlow::Break(()),
+        }) else {
+            return ControlFlow::Continue(());
+        };
+        if self.key_len[last as usize] as usize == n {
+            visit(self.of(last, Role::Exact), f)?;
+        }
+        let mut key = self.first_with(last, Role::Suffix, &self.suffix_next);
+        while key != NONE_KEY {
+            visit(self.of(key, Role::Suffix), f)?;
+            key = self.suffix_next[key as usize];
+        }
+        ControlFlow::Continue(())
     }
 }
 

@@ -372,6 +372,51 @@ impl LiteralScanner {
         (parent != NONE).then_some(parent)
     }
 
+    /// How many states the automaton has, and the longest key ending at
+    /// state `state` (a suffix of its path), or `None`.
+    pub fn state_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn state_key(&self, state: usize) -> Option<u32> {
+        let out = self.nodes[state].out;
+        (out != NONE).then_some(out)
+    }
+
+    /// Scans `s` through `map` as [`ends_mapped`](Self::ends_mapped) does,
+    /// but calls `f(end, longest)` only at the states `marked` (one flag per
+    /// state) says, and returns the longest key ending at the end of `s`
+    /// (`None` if none does): a scan that wants only some keys anywhere, and
+    /// the others where the string ends, makes a call only where it may
+    /// find something.
+    #[inline]
+    pub fn scan_marked<M, F>(&self, s: &[u8], map: M, marked: &[bool], mut f: F) -> ControlFlow<(), Option<u32>>
+    where
+        M: Fn(u8) -> u8,
+        F: FnMut(usize, u32) -> ControlFlow<()>,
+    {
+        let mut state = 0usize;
+        match &self.table {
+            Some(table) => {
+                for (at, &b) in s.iter().enumerate() {
+                    state = table.next[state * table.stride + table.classes[map(b) as usize] as usize] as usize;
+                    if marked[state] {
+                        f(at + 1, self.nodes[state].out)?;
+                    }
+                }
+            }
+            None => {
+                for (at, &b) in s.iter().enumerate() {
+                    state = self.step(state as u32, map(b)) as usize;
+                    if marked[state] {
+                        f(at + 1, self.nodes[state].out)?;
+                    }
+                }
+            }
+        }
+        ControlFlow::Continue(self.state_key(state))
+    }
+
     pub fn key_count(&self) -> usize {
         self.suffix.len()
     }
