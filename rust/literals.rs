@@ -65,73 +65,9 @@ pub struct LiteralScanner {
     /// searches the last few keys left by themselves.
     key_bytes: Vec<u8>,
     key_ends: Vec<u32>,
-    /// The whole transition function as a table, when it is small enough
-    /// and was asked for ([`with_table`](Self::with_table)).
-    table: Option<Box<Table>>,
-}
-
-/// A full transition table over byte classes: the bytes that occur in no
-/// key are one class, each other byte a class of its own; the step from
-/// state `s` over a byte of class `c` is `next[s * stride + c]`, one load
-/// wherever the scan is (the sparse trie takes a search of a node's edges,
-/// and failure links, below the nodes with full rows).
-#[derive(Clone, Debug)]
-struct Table {
-    classes: [u8; 256],
-    stride: usize,
-    next: Vec<u32>,
 }
 
 impl LiteralScanner {
-    /// The scanner with its full transition table, unless that would hold
-    /// more than `max_entries` entries (states times byte classes): built in
-    /// one pass over the states, each row its failure state's with its own
-    /// children over it (breadth-first, the failure state's row is done).
-    pub fn with_table(mut self, max_entries: usize) -> Self {
-        let mut used = [false; 256];
-        for &(byte, _) in &self.edges {
-            used[byte as usize] = true;
-        }
-        let distinct = used.iter().filter(|&&u| u).count();
-        let mut classes = [0u8; 256];
-        let stride = if distinct == 256 {
-            for (b, class) in classes.iter_mut().enumerate() {
-                *class = b as u8;
-            }
-            256
-        } else {
-            let mut next = 0u8;
-            for (b, class) in classes.iter_mut().enumerate() {
-                if used[b] {
-                    next += 1;
-                    *class = next;
-                }
-            }
-            distinct + 1
-        };
-        let states = self.nodes.len();
-        if states * stride > max_entries || states >= u32::MAX as usize {
-            return self;
-        }
-        let mut next = vec![0u32; states * stride];
-        for state in 0..states {
-            let Node { first, count, fail, .. } = self.nodes[state];
-            if state > 0 {
-                let (done, row) = next.split_at_mut(state * stride);
-                let from = fail as usize * stride;
-                row[..stride].copy_from_slice(&done[from..from + stride]);
-            }
-            // (A leaf lent its failure node's edges: the same children that
-            // row holds already.)
-            for &(byte, child) in &self.edges[first as usize..(first + count) as usize] {
-                next[state * stride + classes[byte as usize] as usize] = child;
-            }
-        }
-        self.table = Some(Box::new(Table { classes, stride, next }));
-        self
-    }
-
-
     /// Builds the automaton. Keys must be distinct and non-empty (an empty key
     /// would occur everywhere; the index never asks for one).
     pub fn build(keys: &[&[u8]]) -> Self {
@@ -183,8 +119,7 @@ impl LiteralScanner {
         debug_assert_eq!(nodes.len(), node_count);
         let key_bytes: Vec<u8> = keys.concat();
         let key_ends = keys.iter().scan(0, |end, k| { *end += k.len() as u32; Some(*end) }).collect();
-        let mut scanner =
-            LiteralScanner { nodes, edges, dense, suffix: vec![NONE; keys.len()], key_bytes, key_ends, table: None };
+        let mut scanner = LiteralScanner { nodes, edges, dense, suffix: vec![NONE; keys.len()], key_bytes, key_ends };
         scanner.link();
         scanner.lend_to_leaves();
         scanner
@@ -322,19 +257,6 @@ impl LiteralScanner {
         if self.nodes.len() <= 1 {
             return ControlFlow::Continue(());
         }
-        if let Some(table) = &self.table {
-            let (mut state, mut at) = (0usize, 0);
-            while at < s.len() {
-                let class = table.classes[map(s[at]) as usize] as usize;
-                state = table.next[state * table.stride + class] as usize;
-                at += 1;
-                let out = self.nodes[state].out;
-                if out != NONE {
-                    f(at, out)?;
-                }
-            }
-            return ControlFlow::Continue(());
-        }
         // The root always has a complete table (entry 0). At the root, where
         // a scan spends most of its bytes, a byte that starts no key leaves it
         // there: those are skipped by a loop of one table load per byte.
@@ -372,51 +294,6 @@ impl LiteralScanner {
         (parent != NONE).then_some(parent)
     }
 
-    /// How many states the automaton has, and the longest key ending at
-    /// state `state` (a suffix of its path), or `None`.
-    pub fn state_count(&self) -> usize {
-        self.nodes.len()
-    }
-
-    pub fn state_key(&self, state: usize) -> Option<u32> {
-        let out = self.nodes[state].out;
-        (out != NONE).then_some(out)
-    }
-
-    /// Scans `s` through `map` as [`ends_mapped`](Self::ends_mapped) does,
-    /// but calls `f(end, longest)` only at the states `marked` (one flag per
-    /// state) says, and returns the longest key ending at the end of `s`
-    /// (`None` if none does): a scan that wants only some keys anywhere, and
-    /// the others where the string ends, makes a call only where it may
-    /// find something.
-    #[inline]
-    pub fn scan_marked<M, F>(&self, s: &[u8], map: M, marked: &[bool], mut f: F) -> ControlFlow<(), Option<u32>>
-    where
-        M: Fn(u8) -> u8,
-        F: FnMut(usize, u32) -> ControlFlow<()>,
-    {
-        let mut state = 0usize;
-        match &self.table {
-            Some(table) => {
-                for (at, &b) in s.iter().enumerate() {
-                    state = table.next[state * table.stride + table.classes[map(b) as usize] as usize] as usize;
-                    if marked[state] {
-                        f(at + 1, self.nodes[state].out)?;
-                    }
-                }
-            }
-            None => {
-                for (at, &b) in s.iter().enumerate() {
-                    state = self.step(state as u32, map(b)) as usize;
-                    if marked[state] {
-                        f(at + 1, self.nodes[state].out)?;
-                    }
-                }
-            }
-        }
-        ControlFlow::Continue(self.state_key(state))
-    }
-
     pub fn key_count(&self) -> usize {
         self.suffix.len()
     }
@@ -440,13 +317,24 @@ impl LiteralScanner {
     /// each key is walked past once: O(|s| + keys), whatever the depth of
     /// the chains. (A walk that `f` breaks ends the scan too.)
     #[inline]
-    pub fn for_each_key<F>(&self, s: &[u8], seen: &mut KeySet, mut f: F) -> ControlFlow<()>
+    pub fn for_each_key<F>(&self, s: &[u8], seen: &mut KeySet, f: F) -> ControlFlow<()>
     where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        self.for_each_key_mapped(s, |b| b, seen, f)
+    }
+
+    /// [`for_each_key`](Self::for_each_key) of the string whose bytes are
+    /// those of `s` through `map` (see [`ends_mapped`](Self::ends_mapped)).
+    #[inline]
+    pub fn for_each_key_mapped<M, F>(&self, s: &[u8], map: M, seen: &mut KeySet, mut f: F) -> ControlFlow<()>
+    where
+        M: Fn(u8) -> u8,
         F: FnMut(u32) -> ControlFlow<()>,
     {
         // `seen` is started on the first end only: most strings hit no key.
         let mut started = false;
-        self.ends(s, |_, longest| {
+        self.ends_mapped(s, map, |_, longest| {
             if !started {
                 seen.start(self.key_count());
                 started = true;
@@ -661,40 +549,6 @@ mod tests {
         nested_suffixes: ["a", "aa", "aaa", "baaa"], "aaaa" => [0, 1, 2];
         shorter_found_first: ["b", "ab"], "bab" => [0, 1];
         chain_reaches_a_found_key: ["xa", "a", "ya"], "xaya" => [0, 1, 2];
-    }
-
-    /// The full table steps as the trie and its failure links do: every
-    /// occurrence the same, on random keys that cross branches.
-    #[test]
-    fn the_full_table_finds_every_occurrence() {
-        let mut next = crate::test_rng::below(0x1F83_D9AB_FB41_BD6B);
-        let alphabet = ['a', 'b', 'c', 'é'];
-        for _ in 0..2_000 {
-            let mut keys: Vec<String> = (0..1 + next(10))
-                .map(|_| (0..1 + next(5)).map(|_| alphabet[next(4) as usize]).collect())
-                .collect();
-            keys.sort();
-            keys.dedup();
-            let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
-            let sparse = LiteralScanner::build(&refs);
-            let full = sparse.clone().with_table(usize::MAX);
-            assert!(full.table.is_some());
-            for _ in 0..6 {
-                let s: String = (0..next(12)).map(|_| alphabet[next(4) as usize]).collect();
-                let ends = |scanner: &LiteralScanner| {
-                    let mut got = Vec::new();
-                    let _ = scanner.ends::<(), _>(s.as_bytes(), |end, k| {
-                        got.push((end, k));
-                        ControlFlow::Continue(())
-                    });
-                    got
-                };
-                assert_eq!(ends(&full), ends(&sparse), "{keys:?} in {s:?}");
-            }
-        }
-        // Past its budget no table is made.
-        let keys: [&[u8]; 2] = [b"abc", b"bcd"];
-        assert!(LiteralScanner::build(&keys).with_table(10).table.is_none());
     }
 
     #[test]
