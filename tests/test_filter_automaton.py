@@ -1,13 +1,13 @@
-"""Hypothesis: the one-automaton matcher equal to the reference on long pattern lists.
+"""Hypothesis: the index on long pattern lists equal to the reference, on hostile input.
 
-The core files a list's any-server globs in one automaton over all their literal
-pieces (literals, prefixes, suffixes, infixes), scans a name once, and verifies
-only the globs whose key sits where they need it; the exclude side scans an ASCII
+A list's any-server globs are filed by their longest literal in two tries (prefixes,
+reversed suffixes) and one Aho-Corasick automaton (infixes), and only a key hit that
+sits where its glob needs it is verified; the exclude side walks and scans an ASCII
 name through the loose fold's byte map and folds it only when a glob must be
-verified or a literal rule looked up. Short lists never reach the automaton (a
-handful of globs is matched one by one), so these lists are long, and their globs
-are made of a few pieces that are prefixes, suffixes and infixes of one another,
-in every case and separator the loose fold merges.
+verified or a literal rule looked up. Short lists never reach the index (a handful
+of globs is matched one by one), so these lists are long, and their globs are made
+of a few pieces that are prefixes, suffixes and infixes of one another, in every
+case and separator the loose fold merges.
 """
 
 from __future__ import annotations
