@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::fold::Fold;
+use crate::fold::{Fold, LazyFold};
 use crate::hints::{HintPattern, HintSide};
 use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
 use crate::rules::{fold_with, Groups, PatternIssue, RuleSet, Scratch};
@@ -306,9 +306,11 @@ impl StaticFilter {
         let Scratch { index, tool: tbuf, .. } = scratch;
         let mut bits = 0;
         if !self.exclude.is_empty() {
-            let folded = fold_with(Some(Fold::Loose), tool, tbuf);
-            if self.exclude.any_in_groups(&plan.exclude_groups, folded, index)
-                || (plan.exclude_exact && self.exclude.exact_match(&plan.folded, folded).is_some())
+            // Folded only if a glob is verified against the fold or a
+            // literal rule is looked up by it.
+            let mut folded = LazyFold::new(tool, tbuf);
+            if self.exclude.any_in_groups_loose(&plan.exclude_groups, &mut folded, index)
+                || (plan.exclude_exact && self.exclude.exact_match(&plan.folded, folded.get()).is_some())
             {
                 return flag::EXCLUDED;
             }

@@ -159,6 +159,88 @@ pub(crate) fn fold_ascii_word(word: u64, loose: bool) -> u64 {
     out
 }
 
+/// The loose fold of one ASCII byte: what [`Fold::Loose`] makes of it in a
+/// string (for ASCII the fold is byte for byte, so a scan may fold a name as
+/// it reads it). Meaningless for other bytes, which fold as part of a
+/// character.
+#[inline(always)]
+pub fn loose_ascii(b: u8) -> u8 {
+    LOOSE_ASCII[b as usize]
+}
+
+/// [`loose_ascii`] of every byte (other bytes map to themselves).
+static LOOSE_ASCII: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            c @ b'A'..=b'Z' => c + 32,
+            b'-' | b'.' => b'_',
+            c => c,
+        };
+        b += 1;
+    }
+    table
+};
+
+/// A name and its loose fold, made only when asked for: the exclude side
+/// of a batch folds a name only when a glob must be verified against it, or
+/// a rule must be looked up by it.
+pub struct LazyFold<'a> {
+    raw: &'a [u8],
+    buf: &'a mut Vec<u8>,
+    folded: bool,
+    /// The fold is the name itself: ASCII with no upper case, `-` or `.`.
+    same: bool,
+}
+
+impl<'a> LazyFold<'a> {
+    /// `raw`, to be folded into `buf` when needed.
+    #[inline]
+    pub fn new(raw: &'a [u8], buf: &'a mut Vec<u8>) -> Self {
+        LazyFold { raw, buf, folded: false, same: false }
+    }
+
+    /// The name as given.
+    #[inline]
+    pub fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// The loose fold of the name, made by the first call.
+    #[inline]
+    pub fn get(&mut self) -> &[u8] {
+        if !self.folded {
+            self.same = is_loose_fixed_point(self.raw);
+            if !self.same {
+                Fold::Loose.apply_into(self.raw, self.buf);
+            }
+            self.folded = true;
+        }
+        if self.same { self.raw } else { self.buf }
+    }
+
+    /// Whether the fold was made (for tests).
+    pub fn was_folded(&self) -> bool {
+        self.folded
+    }
+}
+
+/// Whether the loose fold of `input` is `input`: it is ASCII with no upper
+/// case, `-` or `.` (checked eight bytes at a time). Any other byte belongs to
+/// a character the fold may change, so it answers false.
+#[inline]
+pub fn is_loose_fixed_point(input: &[u8]) -> bool {
+    let mut words = input.chunks_exact(8);
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        if word & ASCII_HIGH != 0 || fold_ascii_word(word, true) != word {
+            return false;
+        }
+    }
+    words.remainder().iter().all(|&b| b.is_ascii() && loose_ascii(b) == b)
+}
+
 /// The loose fold of `input` (the exclude side's matching form).
 pub fn fold_loose(input: &[u8]) -> Vec<u8> {
     Fold::Loose.apply(input)
@@ -254,6 +336,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_byte_map_is_the_fold_of_ascii() {
+        for b in 0..0x80u8 {
+            assert_eq!(vec![loose_ascii(b)], fold_loose(&[b]), "{b:#x}");
+        }
+        let name = b"Delete-Repo.V2_x";
+        assert_eq!(name.iter().map(|&b| loose_ascii(b)).collect::<Vec<u8>>(), fold_loose(name));
+    }
+
+    #[test]
+    fn fixed_points_are_the_names_the_fold_keeps() {
+        let text = b"create_issue_v2_all-Pull.requests_by_id/x:y*z\0";
+        for start in 0..text.len() {
+            for end in start..=text.len() {
+                let s = &text[start..end];
+                assert_eq!(is_loose_fixed_point(s), fold_loose(s) == s, "{s:?}");
+            }
+        }
+        for s in ["é", "\u{212A}", "ab\u{212A}cdefghij", "ß"] {
+            assert!(!is_loose_fixed_point(s.as_bytes()), "{s}");
+        }
+        let mut buf = b"stale".to_vec();
+        let mut name = LazyFold::new(b"read_file_v2", &mut buf);
+        assert_eq!(name.get(), b"read_file_v2");
+    }
+
+    #[test]
+    fn a_lazy_fold_folds_once_when_asked() {
+        let mut buf = b"stale".to_vec();
+        let mut name = LazyFold::new("Dé-X".as_bytes(), &mut buf);
+        assert!(!name.was_folded());
+        assert_eq!(name.raw(), "Dé-X".as_bytes());
+        assert_eq!(name.get(), "dé_x".as_bytes());
+        assert!(name.was_folded());
+        assert_eq!(name.get(), "dé_x".as_bytes());
     }
 
     #[test]

@@ -32,6 +32,7 @@
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
+use crate::fold::{loose_ascii, LazyFold};
 use crate::glob::{Fit, GlobList, GlobShape, Known};
 use crate::literals::{KeySet, LiteralScanner};
 use crate::sweep::{Sweep, SweepScratch};
@@ -70,6 +71,21 @@ impl Verify for AtOnce {
     #[inline(always)]
     fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList, _: Known) -> bool {
         c.verify == NO_VERIFY || globs.is_match(c.verify, s)
+    }
+}
+
+/// A short ASCII name scanned through the loose fold's byte map: a
+/// candidate is verified against the name's fold, made at the first one.
+struct LazyVerify<'n, 'a> {
+    name: &'n mut LazyFold<'a>,
+}
+
+impl Verify for LazyVerify<'_, '_> {
+    const LONG: bool = false;
+
+    #[inline(always)]
+    fn accepts(&mut self, c: Candidate, _: &[u8], globs: &GlobList, _: Known) -> bool {
+        c.verify == NO_VERIFY || globs.is_match(c.verify, self.name.get())
     }
 }
 
@@ -209,9 +225,12 @@ impl InfixSet {
         Some(InfixSet { scanner: LiteralScanner::build(&keys), starts, candidates })
     }
 
+    /// (`map` is the identity for a long string: only short ones are
+    /// scanned through the loose fold's byte map.)
     #[inline]
-    fn for_each<V: Verify, F>(&self, s: &[u8], verify: &GlobList, v: &mut V, seen: &mut KeySet, f: &mut F) -> ControlFlow<()>
+    fn for_each<M, V: Verify, F>(&self, s: &[u8], map: M, verify: &GlobList, v: &mut V, seen: &mut KeySet, f: &mut F) -> ControlFlow<()>
     where
+        M: Fn(u8) -> u8,
         F: FnMut(u32) -> ControlFlow<()>,
     {
         // Each key that occurs is reported once, however often it occurs.
@@ -226,7 +245,7 @@ impl InfixSet {
         };
         match V::LONG {
             true => self.scanner.for_each_key_long(s, seen, visit),
-            false => self.scanner.for_each_key(s, seen, visit),
+            false => self.scanner.for_each_key_mapped(s, map, seen, visit),
         }
     }
 }
@@ -419,7 +438,24 @@ impl SegmentIndex {
         if s.len() > scratch.long {
             return self.long_matches(s, scratch, f);
         }
-        self.walks(s, &mut AtOnce, &mut scratch.seen, f)
+        self.walks(s, |b| b, &mut AtOnce, &mut scratch.seen, f)
+    }
+
+    /// [`any_match`](Self::any_match) of the loose fold of `name`, folding
+    /// it only if a glob must be verified against it: an ASCII name of at
+    /// most [`LONG_STRING`] bytes is walked and scanned as it is, each byte
+    /// folded as it is read (for ASCII the loose fold is byte for byte), and
+    /// a key hit alone decides most globs (`prefix*`, `*suffix`, `*infix*`,
+    /// literals).
+    pub fn any_match_loose(&self, name: &mut LazyFold<'_>, scratch: &mut Scratch) -> bool {
+        let raw = name.raw();
+        if !self.any.is_empty() {
+            return true;
+        }
+        if !self.listed.is_empty() || raw.len() > scratch.long || !raw.is_ascii() {
+            return self.any_match(name.get(), scratch);
+        }
+        self.walks(raw, loose_ascii, &mut LazyVerify { name }, &mut scratch.seen, &mut |_| ControlFlow::Break(())).is_break()
     }
 
     /// The walks of [`for_each_match`](Self::for_each_match) for a long
@@ -431,7 +467,7 @@ impl SegmentIndex {
     {
         let Scratch { seen, budgeted, sweep, .. } = scratch;
         budgeted.start(s);
-        self.walks(s, budgeted, seen, f)?;
+        self.walks(s, |b| b, budgeted, seen, f)?;
         for (whole, waiting) in [(true, &budgeted.whole), (false, &budgeted.middles)] {
             if !waiting.is_empty() {
                 let built = self.sweeps[usize::from(whole)].get_or_init(|| Box::new(Sweep::build(&self.verify, whole)));
@@ -443,13 +479,14 @@ impl SegmentIndex {
 
     /// The trie walks and the infix scan, verifying by `v`.
     #[inline(always)]
-    fn walks<V: Verify, F>(&self, s: &[u8], v: &mut V, seen: &mut KeySet, f: &mut F) -> ControlFlow<()>
+    fn walks<M, V: Verify, F>(&self, s: &[u8], map: M, v: &mut V, seen: &mut KeySet, f: &mut F) -> ControlFlow<()>
     where
+        M: Fn(u8) -> u8 + Copy,
         F: FnMut(u32) -> ControlFlow<()>,
     {
         let verify = &self.verify;
-        self.forward.walk(s.iter().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, Known::Prefix, f))?;
-        self.backward.walk(s.iter().rev().copied(), |entries, whole| visit_entries(entries, whole, s, verify, v, Known::Suffix, f))?;
+        self.forward.walk(s.iter().map(|&b| map(b)), |entries, whole| visit_entries(entries, whole, s, verify, v, Known::Prefix, f))?;
+        self.backward.walk(s.iter().rev().map(|&b| map(b)), |entries, whole| visit_entries(entries, whole, s, verify, v, Known::Suffix, f))?;
         let infix = match (&self.infix, V::LONG) {
             (None, _) => return ControlFlow::Continue(()),
             (Some(infix), false) => infix,
@@ -463,7 +500,7 @@ impl SegmentIndex {
                 }
             }
         };
-        infix.for_each(s, verify, v, seen, f)
+        infix.for_each(s, map, verify, v, seen, f)
     }
 
     /// Whether any glob matches `s`.
@@ -598,6 +635,68 @@ mod tests {
         assert_eq!(idx.min_match(s.as_bytes(), &mut scratch), Some(2));
         assert!(idx.any_match(s.as_bytes(), &mut scratch));
         assert!(!idx.any_match(&s.as_bytes()[..20_000], &mut scratch));
+    }
+
+    /// A thousand keys, literals, prefixes, suffixes and infixes that are
+    /// suffixes of one another, on a name of a's: every match is found once.
+    #[test]
+    fn nested_keys_of_every_kind() {
+        let mut globs: Vec<String> = Vec::new();
+        for i in 1..=250 {
+            let a = "a".repeat(i);
+            globs.extend([a.clone(), format!("{a}*"), format!("*{a}"), format!("*{a}*")]);
+        }
+        let refs: Vec<&str> = globs.iter().map(String::as_str).collect();
+        let idx = index(&refs);
+        let s = "a".repeat(200);
+        let got = matches_of(&idx, &s);
+        assert_eq!(got, naive(&refs, &s));
+        // The literal of 200 a's, and 200 of each of the three other roles.
+        assert_eq!(got.len(), 1 + 3 * 200);
+    }
+
+    /// The loose scan of an ASCII name folds each byte as it reads it: it
+    /// answers as a match of the folded name does, and folds the name only
+    /// when a glob must be verified.
+    #[test]
+    fn loose_scans_answer_as_the_folded_name() {
+        let mut next = crate::test_rng::below(0x9B05_688C_2B3E_6C1F);
+        let alphabet = [b'a', b'A', b'_', b'-', b'.', b'*', b'b'];
+        for _ in 0..2_000 {
+            let globs: Vec<String> = (0..SMALL_SET as u64 + 1 + next(10))
+                .map(|_| {
+                    let g: String = (0..next(6)).map(|_| alphabet[next(7) as usize] as char).collect();
+                    String::from_utf8(crate::fold::fold_loose(g.as_bytes())).unwrap()
+                })
+                .collect();
+            let refs: Vec<&str> = globs.iter().map(String::as_str).collect();
+            let idx = index(&refs);
+            for _ in 0..8 {
+                let name: String = (0..next(9)).map(|_| alphabet[[0, 1, 2, 3, 4, 6][next(6) as usize]] as char).collect();
+                let folded = crate::fold::fold_loose(name.as_bytes());
+                let want = idx.any_match(&folded, &mut Scratch::default());
+                let mut buf = Vec::new();
+                let mut lazy = LazyFold::new(name.as_bytes(), &mut buf);
+                assert_eq!(idx.any_match_loose(&mut lazy, &mut Scratch::default()), want, "{refs:?} on {name:?}");
+            }
+        }
+        // Keys alone decide these: the name is never folded.
+        let idx = index(&["del*", "*_repo", "*ssu*", "get_x", "list_y", "z*"]);
+        for (name, want) in [("Delete-Repo", true), ("GET.X", true), ("Issue", true), ("other", false)] {
+            let mut buf = Vec::new();
+            let mut lazy = LazyFold::new(name.as_bytes(), &mut buf);
+            assert_eq!(idx.any_match_loose(&mut lazy, &mut Scratch::default()), want, "{name}");
+            assert!(!lazy.was_folded(), "{name}");
+        }
+        // A glob with two pieces is verified against the fold; a non-ASCII
+        // name is folded first.
+        let idx = index(&["a*b*c", "x1*", "x2*", "x3*", "x4*"]);
+        for name in ["A-B-C", "Ä-B-C"] {
+            let mut buf = Vec::new();
+            let mut lazy = LazyFold::new(name.as_bytes(), &mut buf);
+            assert_eq!(idx.any_match_loose(&mut lazy, &mut Scratch::default()), name == "A-B-C");
+            assert!(lazy.was_folded(), "{name}");
+        }
     }
 
     #[test]

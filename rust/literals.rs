@@ -237,8 +237,21 @@ impl LiteralScanner {
     /// there are its [`suffix_key`](Self::suffix_key) chain. Stops when `f`
     /// breaks. One transition per byte, amortized.
     #[inline]
-    pub fn ends<B, F>(&self, s: &[u8], mut f: F) -> ControlFlow<B>
+    pub fn ends<B, F>(&self, s: &[u8], f: F) -> ControlFlow<B>
     where
+        F: FnMut(usize, u32) -> ControlFlow<B>,
+    {
+        self.ends_mapped(s, |b| b, f)
+    }
+
+    /// [`ends`](Self::ends) of the string whose bytes are those of `s`
+    /// through `map`, one for one: a scan of the loose fold of an ASCII name
+    /// reads the name itself, mapping each byte as it steps, and no folded
+    /// copy is made.
+    #[inline]
+    pub fn ends_mapped<B, M, F>(&self, s: &[u8], map: M, mut f: F) -> ControlFlow<B>
+    where
+        M: Fn(u8) -> u8,
         F: FnMut(usize, u32) -> ControlFlow<B>,
     {
         if self.nodes.len() <= 1 {
@@ -252,7 +265,7 @@ impl LiteralScanner {
         while at < s.len() {
             if state == 0 {
                 loop {
-                    let next = root[s[at] as usize];
+                    let next = root[map(s[at]) as usize];
                     at += 1;
                     if next != 0 {
                         state = next;
@@ -263,7 +276,7 @@ impl LiteralScanner {
                     }
                 }
             } else {
-                state = self.step(state, s[at]);
+                state = self.step(state, map(s[at]));
                 at += 1;
             }
             let out = self.nodes[state as usize].out;
@@ -304,13 +317,24 @@ impl LiteralScanner {
     /// each key is walked past once: O(|s| + keys), whatever the depth of
     /// the chains. (A walk that `f` breaks ends the scan too.)
     #[inline]
-    pub fn for_each_key<F>(&self, s: &[u8], seen: &mut KeySet, mut f: F) -> ControlFlow<()>
+    pub fn for_each_key<F>(&self, s: &[u8], seen: &mut KeySet, f: F) -> ControlFlow<()>
     where
+        F: FnMut(u32) -> ControlFlow<()>,
+    {
+        self.for_each_key_mapped(s, |b| b, seen, f)
+    }
+
+    /// [`for_each_key`](Self::for_each_key) of the string whose bytes are
+    /// those of `s` through `map` (see [`ends_mapped`](Self::ends_mapped)).
+    #[inline]
+    pub fn for_each_key_mapped<M, F>(&self, s: &[u8], map: M, seen: &mut KeySet, mut f: F) -> ControlFlow<()>
+    where
+        M: Fn(u8) -> u8,
         F: FnMut(u32) -> ControlFlow<()>,
     {
         // `seen` is started on the first end only: most strings hit no key.
         let mut started = false;
-        self.ends(s, |_, longest| {
+        self.ends_mapped(s, map, |_, longest| {
             if !started {
                 seen.start(self.key_count());
                 started = true;

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
-use crate::fold::{fold_ascii_word, Fold};
+use crate::fold::{fold_ascii_word, Fold, LazyFold};
 use crate::glob::{GlobList, SegmentGlob};
 use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
 use crate::pairs::PairTable;
@@ -560,6 +560,22 @@ impl RuleSet {
         groups.list.iter().any(|&g| match &self.groups[g as usize] {
             Group::Few(start, end) => (*start..*end).any(|i| self.few.is_match(i, tool)),
             Group::Indexed(index) => index.any_match(tool, scratch),
+        })
+    }
+
+    /// [`any_in_groups`](Self::any_in_groups) of the loose fold of `name`
+    /// (a loose set's groups): the name is folded only when a glob must be
+    /// verified against it (see [`SegmentIndex::any_match_loose`]) or a
+    /// group of a few globs is tried.
+    #[inline]
+    pub fn any_in_groups_loose(&self, groups: &Groups, name: &mut LazyFold<'_>, scratch: &mut IndexScratch) -> bool {
+        let raw = name.raw();
+        if raw.len() > groups.across_from || !raw.is_ascii() {
+            return self.any_in_groups(groups, name.get(), scratch);
+        }
+        groups.list.iter().any(|&g| match &self.groups[g as usize] {
+            Group::Few(start, end) => (*start..*end).any(|i| self.few.is_match(i, name.get())),
+            Group::Indexed(index) => index.any_match_loose(name, scratch),
         })
     }
 

@@ -16,6 +16,19 @@ def test_the_layout_targets_are_read_as_written():
     assert _bench.target_met("within 1.5x of the floor: ratio >= 0.67", 0.6, 1) is False
     assert _bench.target_met(">= 150x", 149.0, 1) is False
     assert _bench.target_met("within 2x of the pass: ratio >= 0.5", 0.5, 1) is True
+    assert _bench.target_met("within 1.5x of the few: ratio >= 0.67", 0.66, 1) is False
+    assert _bench.target_met(">= 50x", 50.0, 1) is True
+
+
+def test_the_pattern_count_row_compares_many_with_few():
+    # A small catalog: the row's ratio is the few patterns' time over the many's,
+    # both answers checked against the reference.
+    tools = _workload.catalog(2_000, servers=40, layout="in-order")
+    row = _bench._pattern_counts(tools, "small", lambda _: None, counts=(10, 300))
+    assert row.correct
+    assert row.baseline == "fast, 10 patterns" and row.fast == "fast, 300 patterns"
+    assert row.target == "within 1.5x of the few: ratio >= 0.67"
+    assert row.met == (row.ratio >= 0.67)
 
 
 def test_hyperscan_baseline_answers_as_the_fast_path():
