@@ -18,11 +18,23 @@ one gateway name (neither is shown: :meth:`GatewayProvider.clashes`).
 
 The policy runs off the event loop (:class:`PolicyRunner`), each request's
 ctx and message read on the loop first.
+
+What costs is done once per change, not per request: each upstream's lists
+are cached (:class:`~toolfilter_fast.gateway.upstream.Upstream`), the
+catalog of a kind is built again only when one of those lists, the naming
+mode or the policy's renames changed (:meth:`GatewayProvider.catalog`), and
+the policy's static part (its patterns that read neither ctx nor message) is
+judged once per catalog and policy (:class:`Judged`). What depends on the
+request (ctx, the message) is judged per request, on the tools the static
+part keeps; a policy that reads neither gives one answer for everyone, kept
+with the catalog. A hidden tool is hidden the same on every path: a listing
+and a call read the same catalog and the same judgement.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -38,7 +50,8 @@ from ..policy import Policy
 from .naming import URI, Naming, flat_uri
 from .upstream import Upstream, logger
 
-__all__ = ["Entry", "GatewayProvider", "PolicyRunner", "PolicyTimeout", "flat_uri", "refusal"]
+__all__ = ["Entry", "GatewayProvider", "Judged", "PolicyRunner", "PolicyTimeout", "flat_uri",
+           "refusal"]
 
 
 def refusal(kind: str, name: Any) -> str | None:
@@ -92,14 +105,50 @@ class Entry:
 
 
 class Catalog:
-    """The entries of one kind, in the gateway's order, and the map of names."""
+    """The entries of one kind, in the gateway's order, and the map of names;
+    with the policy's judgements of them (:meth:`judged`), which go when the
+    catalog does."""
 
     def __init__(self, entries: list[Entry]) -> None:
         self.entries = entries
+        self.records = [entry.record for entry in entries]
         self._at = {entry.flat: i for i, entry in enumerate(entries)}
+        self._judged: tuple[Policy, dict[Any, Any]] | None = None
 
     def find(self, flat: str) -> int | None:
         return self._at.get(flat)
+
+    def judged(self, policy: Policy) -> dict[Any, Any]:
+        """What has been judged of this catalog under ``policy`` (the policy in
+        force: another one, after a reload, starts afresh)."""
+        judged = self._judged
+        if judged is None or judged[0] is not policy:
+            judged = self._judged = (policy, {})
+        return judged[1]
+
+
+@dataclass
+class Judged:
+    """A tools catalog under one policy: the places of the tools its static
+    part keeps (every tool when it has a relevance stage, whose index is
+    built over all of them), their records, and, once a listing has shown
+    that the policy reads neither ctx nor message, the stage of every tool
+    (``public``), the same for everyone."""
+
+    kept: list[int]
+    records: list[Any]
+    public: list[str | None] | None = None
+
+
+@dataclass
+class _Built:
+    """One kind's catalog and what it was built from (compared by identity)."""
+
+    lists: list[list[Any]]
+    names: str
+    renames: Any
+    entries: list[Entry]
+    catalog: Catalog
 
 
 class PolicyTimeout(Exception):
@@ -179,6 +228,7 @@ class GatewayProvider(Provider):
         self._message = message
         self._runner = runner
         self._refused: set[tuple[str, str, str]] = set()
+        self._built: dict[str, _Built] = {}
 
     def __repr__(self) -> str:
         return f"GatewayProvider({[u.name for u in self.upstreams]!r})"
@@ -192,23 +242,45 @@ class GatewayProvider(Provider):
     async def catalog(self, kind: str, *, fresh: bool = True) -> Catalog:
         """Every upstream's components of ``kind`` under the gateway's names:
         servers in the servers file's order, each one's by name (URI). Two
-        components that would get one name are both left out, with a warning."""
-        entries = await self._named(kind, fresh)
-        clashes = _clashes(entries)
-        for flat, clash in clashes.items():
-            self._refuse_clash(kind, flat, clash)
-        return Catalog([entry for entry in entries if entry.flat not in clashes])
+        components that would get one name are both left out, with a warning.
+        Built again only when an upstream's list, the naming mode or the
+        policy's renames changed (``fresh`` is kept for the callers)."""
+        return (await self._build(kind)).catalog
 
     async def clashes(self, kind: str) -> list[str]:
         """The names two components of ``kind`` would share, each as
         ``'NAME' (s/x, t/x)``, from the upstreams' last lists."""
-        clashes = _clashes(await self._named(kind, False))
+        clashes = _clashes((await self._build(kind)).entries)
         return [f"{flat!r} ({', '.join(f'{e.upstream.name}/{e.name}' for e in clash)})"
                 for flat, clash in clashes.items()]
 
-    async def _named(self, kind: str, fresh: bool) -> list[Entry]:
-        naming = self.naming()
-        lists = await asyncio.gather(*(u.listing(kind, fresh=fresh) for u in self.upstreams))
+    async def _lists(self, kind: str) -> list[list[Any]]:
+        """Each upstream's list of ``kind``: the cached ones at once, the
+        others asked for together."""
+        lists: list[list[Any] | None] = [u.cached(kind) for u in self.upstreams]
+        missing = [i for i, found in enumerate(lists) if found is None]
+        if missing:
+            answers = await asyncio.gather(*(self.upstreams[i].listing(kind) for i in missing))
+            for i, found in zip(missing, answers, strict=True):
+                lists[i] = found
+        return [found if found is not None else [] for found in lists]
+
+    async def _build(self, kind: str) -> _Built:
+        lists = await self._lists(kind)
+        renames = self._policy().renames
+        built = self._built.get(kind)
+        if built is not None and built.names == self.names and built.renames is renames \
+                and all(a is b for a, b in zip(built.lists, lists, strict=True)):
+            return built
+        entries = await self._named(kind, lists, Naming(self.names, renames))
+        clashes = _clashes(entries)
+        for flat, clash in clashes.items():
+            self._refuse_clash(kind, flat, clash)
+        catalog = Catalog([entry for entry in entries if entry.flat not in clashes])
+        built = self._built[kind] = _Built(lists, self.names, renames, entries, catalog)
+        return built
+
+    async def _named(self, kind: str, lists: list[list[Any]], naming: Naming) -> list[Entry]:
         entries: list[Entry] = []
         for upstream, components in zip(self.upstreams, lists, strict=True):
             entries.extend(self._entries(kind, upstream, components, naming))
@@ -287,22 +359,70 @@ class GatewayProvider(Provider):
             logger.warning("hidden %s %s: client %s, %s %r, stage %s", _one(kind), verb,
                            _client(ctx), _one(kind), name, stage)
 
-    async def _listed(self, kind: str, catalog: Catalog, judged: Callable[[Policy, Any, Any], Any],
-                      what: str) -> list[Any]:
+    async def _listed(self, kind: str, catalog: Catalog, tools: Catalog,
+                      judged: Callable[[Policy, Any, Any], Any], what: str) -> list[Any]:
         policy, ctx, message = self._caller()
+        # A prompts or resources listing is judged with the tools: the answer
+        # for everyone is kept with this catalog and that tools catalog.
+        memo, key = catalog.judged(policy), ("listed", tools)
+        public = memo.get(key)
+        if public is not None:
+            return public  # type: ignore[no-any-return]
         selection = await self._judge(what, lambda: judged(policy, ctx, message), ctx)
         if selection is None:
             return []
-        return [entry.component for i, entry in enumerate(catalog.entries)
-                if selection.stage_of(i) is None]
+        shown = [entry.component for i, entry in enumerate(catalog.entries)
+                 if selection.stage_of(i) is None]
+        if selection.cache_scope == "public":
+            memo[key] = shown
+        return shown
+
+    async def _prepared(self, tools: Catalog, policy: Policy, ctx: Any) -> Judged | None:
+        """The static part of ``policy`` judged on ``tools``, once (None: the
+        policy raised or was past its budget, and the request fails closed)."""
+        memo = tools.judged(policy)
+        judged = memo.get("tools")
+        if judged is not None:
+            return judged  # type: ignore[no-any-return]
+        records = tools.records
+
+        def work() -> Judged:
+            if policy.relevance is not None:
+                return Judged(list(range(len(records))), records)
+            kept = policy.filter.static_mask(records, indices=True)
+            return Judged(kept, [records[i] for i in kept])
+
+        judged = await self._judge("a tools listing", work, ctx)
+        if judged is not None:
+            memo["tools"] = judged
+        return judged
 
     # --- tools -----------------------------------------------------------------------
 
     async def _list_tools(self) -> Sequence[Any]:
         tools = await self.catalog("tools")
-        records = [entry.record for entry in tools.entries]
-        return await self._listed("tools", tools, lambda policy, ctx, message:
-                                  policy.select(records, ctx, message), "a tools listing")
+        policy, ctx, message = self._caller()
+        judged = await self._prepared(tools, policy, ctx)
+        if judged is None:
+            return []
+        memo = tools.judged(policy)
+        shown = memo.get("shown")
+        if shown is not None:
+            return shown  # type: ignore[no-any-return]
+        records = judged.records
+        selection = await self._judge("a tools listing", lambda: policy.select(
+            records, ctx, message), ctx)
+        if selection is None:
+            return []
+        kept = [judged.kept[j] for j in range(len(records)) if selection.stage_of(j) is None]
+        shown = [tools.entries[i].component for i in kept]
+        if selection.cache_scope == "public":
+            stages: list[str | None] = ["visibility"] * len(tools.entries)
+            for j, i in enumerate(judged.kept):
+                stages[i] = selection.stage_of(j)
+            judged.public = stages
+            memo["shown"] = shown
+        return shown
 
     async def _get_tool(self, name: str, version: Any = None) -> Any:
         tools = await self.catalog("tools", fresh=False)
@@ -311,25 +431,39 @@ class GatewayProvider(Provider):
             return None
         entry = tools.entries[index]
         policy, ctx, message = self._caller()
-        # Visibility and groups judge each tool by itself; relevance and the
-        # budget depend on the whole listing, so the call is judged in it.
-        alone = policy.relevance is None and policy.max_tools is None
-        records = [entry.record] if alone else [e.record for e in tools.entries]
-        at = 0 if alone else index
-        selection = await self._judge(f"a call to {name!r}", lambda: policy.select(
-            records, ctx, message), ctx)
-        stage = "policy" if selection is None else selection.stage_of(at)
+        judged = await self._prepared(tools, policy, ctx)
+        if judged is None:
+            stage: str | None = "policy"
+        elif judged.public is not None:
+            stage = judged.public[index]  # the one answer for everyone, as listed
+        else:
+            stage = await self._call_stage(name, tools, index, judged, policy, ctx, message)
         if stage is not None:
             self._hidden("tools", name, stage, ctx)
             return None
         return _versioned(entry.component, version)
+
+    async def _call_stage(self, name: str, tools: Catalog, index: int, judged: Judged,
+                          policy: Policy, ctx: Any, message: str | None) -> str | None:
+        """The stage that hides the tool at ``index`` from this caller (None: shown)."""
+        at = bisect.bisect_left(judged.kept, index)
+        if at == len(judged.kept) or judged.kept[at] != index:
+            return "visibility"  # the static part hides it, for everyone
+        # Visibility and groups judge each tool by itself; relevance and the
+        # budget depend on the whole listing, so the call is judged in it.
+        alone = policy.relevance is None and policy.max_tools is None
+        records = [tools.records[index]] if alone else judged.records
+        where = 0 if alone else at
+        selection = await self._judge(f"a call to {name!r}", lambda: policy.select(
+            records, ctx, message), ctx)
+        return "policy" if selection is None else selection.stage_of(where)
 
     # --- prompts ---------------------------------------------------------------------
 
     async def _list_prompts(self) -> Sequence[Any]:
         prompts, tools = await asyncio.gather(self.catalog("prompts"),
                                               self.catalog("tools", fresh=False))
-        return await self._listed("prompts", prompts, _select_extras(
+        return await self._listed("prompts", prompts, tools, _select_extras(
             "prompts", prompts.entries, tools), "a prompts listing")
 
     async def _get_prompt(self, name: str, version: Any = None) -> Any:
@@ -347,7 +481,7 @@ class GatewayProvider(Provider):
         """Whether the policy keeps every one of ``records`` (prompts or
         resources) for this caller; one log line when not."""
         policy, ctx, _ = self._caller()
-        tool_records = [entry.record for entry in tools.entries]
+        tool_records = tools.records
         method = policy.select_prompts if kind == "prompts" else policy.select_resources
         selection = await self._judge(f"a request for {name!r}", lambda: method(
             records, tool_records, ctx), ctx)
@@ -363,13 +497,13 @@ class GatewayProvider(Provider):
     async def _list_resources(self) -> Sequence[Any]:
         resources, tools = await asyncio.gather(self.catalog("resources"),
                                                 self.catalog("tools", fresh=False))
-        return await self._listed("resources", resources, _select_extras(
+        return await self._listed("resources", resources, tools, _select_extras(
             "resources", resources.entries, tools), "a resources listing")
 
     async def _list_resource_templates(self) -> Sequence[Any]:
         templates, tools = await asyncio.gather(self.catalog("templates"),
                                                 self.catalog("tools", fresh=False))
-        return await self._listed("templates", templates, _select_extras(
+        return await self._listed("templates", templates, tools, _select_extras(
             "resources", templates.entries, tools), "a resource templates listing")
 
     async def _get_resource(self, uri: str, version: Any = None) -> Any:
@@ -417,7 +551,7 @@ class GatewayProvider(Provider):
 def _select_extras(kind: str, entries: list[Entry], tools: Catalog
                    ) -> Callable[[Policy, Any, Any], Any]:
     items = [entry.record for entry in entries]
-    tool_records = [entry.record for entry in tools.entries]
+    tool_records = tools.records
     if kind == "prompts":
         return lambda policy, ctx, _message: policy.select_prompts(items, tool_records, ctx)
     return lambda policy, ctx, _message: policy.select_resources(items, tool_records, ctx)

@@ -54,7 +54,7 @@ from ..policy import Policy
 from .provider import GatewayProvider, PolicyRunner
 from .servers import ServerSpec
 from .stopping import Stopper
-from .upstream import Upstream, logger
+from .upstream import LIST_TTL, Upstream, logger
 
 __all__ = ["Gateway", "MessageSource", "PolicyFile", "StartRefused", "Stopper", "bind",
            "build_gateway", "request_ctx", "run"]
@@ -206,8 +206,11 @@ class Gateway:
                                    STOP_TIMEOUT)
 
     async def reload(self, why: str) -> None:
-        """The policy read again; stdio upstreams that are down started again."""
+        """The policy read again; every upstream's cached lists dropped (read
+        again at the next request); stdio upstreams that are down started again."""
         self.policy.reload(why)
+        for upstream in self.upstreams:
+            upstream.forget()
         await asyncio.gather(*(u.restart() for u in self.upstreams))
 
 
@@ -216,9 +219,9 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
                   auth: TokenVerifier | None = None, start_timeout: float = 30.0,
                   list_timeout: float = 10.0, policy_timeout: float = 5.0,
                   watch: bool = True, names: str = "prefixed",
-                  page_size: int | None = None) -> Gateway:
-    upstreams = [Upstream(spec, start_timeout=start_timeout, list_timeout=list_timeout)
-                 for spec in servers]
+                  page_size: int | None = None, list_ttl: float = LIST_TTL) -> Gateway:
+    upstreams = [Upstream(spec, start_timeout=start_timeout, list_timeout=list_timeout,
+                          list_ttl=list_ttl) for spec in servers]
     holder: list[Gateway] = []
 
     @contextlib.asynccontextmanager
