@@ -332,7 +332,11 @@ class Upstream(ProxyProvider):
         self.forget(kinds)
 
     def cached(self, kind: str) -> list[Any] | None:
-        """The cached list of ``kind`` while it is younger than the TTL, else None."""
+        """The cached list of ``kind`` while it is younger than the TTL and the
+        upstream is up, else None. A stdio upstream whose process has ended is
+        down here: its lists go at once, never served from the cache."""
+        if self._ended() and self.down is None:
+            self._went_down("its process has exited")
         found = self._lists.get(kind)
         if found is None or time.monotonic() - found[0] >= self.list_ttl:
             return None
