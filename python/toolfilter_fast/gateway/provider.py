@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import contextvars
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,8 +51,15 @@ from ..policy import Policy
 from .naming import URI, Naming, flat_uri
 from .upstream import Upstream, logger
 
-__all__ = ["Entry", "GatewayProvider", "Judged", "PolicyRunner", "PolicyTimeout", "flat_uri",
-           "refusal"]
+__all__ = ["LISTING", "Entry", "GatewayProvider", "Judged", "PolicyRunner", "PolicyTimeout",
+           "flat_uri", "refusal"]
+
+
+#: A tools listing's components as the listing cache worked them out for this
+#: request (:meth:`GatewayProvider.shown_tools`), so the listing does not judge
+#: them again: ``{"shown": [...]}``, and ``"used"`` once the listing took them.
+LISTING: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "toolfilter tools listing", default=None)
 
 
 def refusal(kind: str, name: Any) -> str | None:
@@ -400,20 +408,30 @@ class GatewayProvider(Provider):
     # --- tools -----------------------------------------------------------------------
 
     async def _list_tools(self) -> Sequence[Any]:
+        worked_out = LISTING.get()
+        if worked_out is not None and "shown" in worked_out:
+            worked_out["used"] = True
+            return worked_out.pop("shown")  # type: ignore[no-any-return]
+        return (await self.shown_tools())[1]
+
+    async def shown_tools(self) -> tuple[Any, list[Any]]:
+        """What this caller's tools listing shows: a key of it (the catalog,
+        the policy and, when the policy reads ctx or message, the places of the
+        tools shown; None when it failed closed) and the components."""
         tools = await self.catalog("tools")
         policy, ctx, message = self._caller()
         judged = await self._prepared(tools, policy, ctx)
         if judged is None:
-            return []
+            return None, []
         memo = tools.judged(policy)
         shown = memo.get("shown")
         if shown is not None:
-            return shown  # type: ignore[no-any-return]
+            return (tools, policy), shown
         records = judged.records
         selection = await self._judge("a tools listing", lambda: policy.select(
             records, ctx, message), ctx)
         if selection is None:
-            return []
+            return None, []
         kept = [judged.kept[j] for j in range(len(records)) if selection.stage_of(j) is None]
         shown = [tools.entries[i].component for i in kept]
         if selection.cache_scope == "public":
@@ -422,7 +440,8 @@ class GatewayProvider(Provider):
                 stages[i] = selection.stage_of(j)
             judged.public = stages
             memo["shown"] = shown
-        return shown
+            return (tools, policy), shown
+        return (tools, policy, tuple(kept)), shown
 
     async def _get_tool(self, name: str, version: Any = None) -> Any:
         tools = await self.catalog("tools", fresh=False)

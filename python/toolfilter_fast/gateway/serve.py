@@ -51,6 +51,7 @@ from fastmcp.server.dependencies import get_access_token, get_context, get_http_
 
 from ..list_filter import ListFilterMiddleware
 from ..policy import Policy
+from .listing_cache import ListingCache
 from .provider import GatewayProvider, PolicyRunner
 from .servers import ServerSpec
 from .stopping import Stopper
@@ -242,7 +243,9 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
     server.add_provider(provider)
     # Outermost in the SDK's chain (FastMCP's low-level server, which its own
     # transports run too): the list filter sees each list and the
-    # capabilities in their final wire form.
+    # capabilities in their final wire form; inside it, the tools listings
+    # answered before are answered from their wire form.
+    server._mcp_server.middleware.insert(0, ListingCache(provider))
     server._mcp_server.middleware.insert(0, ListFilterMiddleware())
     gateway = Gateway(server, upstreams, policy, provider)
     holder.append(gateway)
