@@ -221,3 +221,38 @@ def test_per_token_lists_come_from_one_cached_catalog(tmp_path):
     assert asked(tmp_path, "raw") == 1
     assert sorted(ran(tmp_path, "raw")) == sorted(
         [("tools/call", "read_a")] * 10 + [("tools/call", "admin_reset")] * 5)
+
+
+GROUPS_POLICY = """\
+[[tool_filter_groups]]
+mode = "dynamic"
+tools = ["raw__git_*"]
+keywords = ["git"]
+
+[[tool_filter_groups]]
+mode = "dynamic"
+tools = ["raw__mail_*"]
+keywords = ["email"]
+"""
+
+
+def test_lists_by_message_are_told_apart_by_the_cached_answers(tmp_path):
+    # The groups read each request's message (its _meta): the answers kept for
+    # one message are never given for another.
+    paths = raw_setup(tmp_path, {"raw": spec_of(tmp_path, "raw", [
+        tool("git_log", READ), tool("git_diff", READ), tool("mail_send", READ)])},
+        GROUPS_POLICY)
+    with gateway(paths, tmp_path, "--message-from", "meta:message") as client:
+        client.initialize()
+
+        def listed(message):
+            meta = {} if message is None else {"_meta": {"message": message}}
+            return names_of(client.request("tools/list", meta))
+
+        rounds = [(listed("show the git log"), listed("send an email"), listed(None))
+                  for _ in range(3)]
+        calls = [call_text(client, name) for name in ("raw__git_log", "raw__mail_send")]
+    assert rounds == [(["raw__git_diff", "raw__git_log"], ["raw__mail_send"], [])] * 3
+    assert asked(tmp_path, "raw") == 1
+    # A call with no message: no dynamic group is live, so neither is shown.
+    assert [is_error for is_error, _ in calls] == [True, True]

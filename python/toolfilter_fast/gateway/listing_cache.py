@@ -26,6 +26,9 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from fastmcp.server.context import Context
+from fastmcp.server.dependencies import bind_request_context
+
 from .provider import LISTING, GatewayProvider
 
 __all__ = ["ANSWERS", "ListingCache"]
@@ -40,7 +43,8 @@ class ListingCache:
     """An MCP SDK (2.x) server middleware: ``tools/list`` answered from the
     answers kept (see the module); other requests pass untouched."""
 
-    def __init__(self, provider: GatewayProvider, answers: int = ANSWERS) -> None:
+    def __init__(self, server: Any, provider: GatewayProvider, answers: int = ANSWERS) -> None:
+        self.server = server
         self.provider = provider
         self.answers = answers
         self._kept: OrderedDict[Any, dict[str, Any]] = OrderedDict()
@@ -63,7 +67,11 @@ class ListingCache:
         worked_out: dict[str, Any] = {}
         token = LISTING.set(worked_out)
         try:
-            key, shown = await self.provider.shown_tools()
+            # The request's context, as FastMCP's own handler binds it: the
+            # provider reads the caller (a message from the request's _meta) in it.
+            with bind_request_context(ctx):
+                async with Context(fastmcp=self.server):
+                    key, shown = await self.provider.shown_tools()
             worked_out["shown"] = shown
             if key is None:  # failed closed: nothing to keep
                 return await call_next(ctx)

@@ -245,7 +245,7 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
     # transports run too): the list filter sees each list and the
     # capabilities in their final wire form; inside it, the tools listings
     # answered before are answered from their wire form.
-    server._mcp_server.middleware.insert(0, ListingCache(provider))
+    server._mcp_server.middleware.insert(0, ListingCache(server, provider))
     server._mcp_server.middleware.insert(0, ListFilterMiddleware())
     gateway = Gateway(server, upstreams, policy, provider)
     holder.append(gateway)
