@@ -372,17 +372,17 @@ class GatewayProvider(Provider):
         policy, ctx, message = self._caller()
         # A prompts or resources listing is judged with the tools: the answer
         # for everyone is kept with this catalog and that tools catalog.
-        memo, key = catalog.judged(policy), ("listed", tools)
-        public = memo.get(key)
-        if public is not None:
-            return public  # type: ignore[no-any-return]
+        memo = catalog.judged(policy)
+        public = memo.get("listed")
+        if public is not None and public[0] is tools:
+            return public[1]  # type: ignore[no-any-return]
         selection = await self._judge(what, lambda: judged(policy, ctx, message), ctx)
         if selection is None:
             return []
         shown = [entry.component for i, entry in enumerate(catalog.entries)
                  if selection.stage_of(i) is None]
         if selection.cache_scope == "public":
-            memo[key] = shown
+            memo["listed"] = (tools, shown)  # the last tools catalog's only
         return shown
 
     async def _prepared(self, tools: Catalog, policy: Policy, ctx: Any) -> Judged | None:
