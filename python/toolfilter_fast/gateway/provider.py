@@ -37,7 +37,9 @@ import asyncio
 import bisect
 import contextlib
 import contextvars
+import json
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +56,9 @@ from .upstream import Upstream, logger
 __all__ = ["LISTING", "Entry", "GatewayProvider", "Judged", "PolicyRunner", "PolicyTimeout",
            "flat_uri", "refusal"]
 
+
+#: How many callers' answers (by ctx and message) a catalog keeps under one policy.
+CALLERS = 64
 
 #: A tools listing's components as the listing cache worked them out for this
 #: request (:meth:`GatewayProvider.shown_tools`), so the listing does not judge
@@ -427,21 +432,49 @@ class GatewayProvider(Provider):
         shown = memo.get("shown")
         if shown is not None:
             return (tools, policy), shown
+        stages = await self._caller_stages(tools, judged, policy, ctx, message)
+        if stages is None:
+            return None, []
+        kept = [i for i, stage in enumerate(stages) if stage is None]
+        shown = [tools.entries[i].component for i in kept]
+        if judged.public is not None:
+            memo["shown"] = shown
+            return (tools, policy), shown
+        return (tools, policy, tuple(kept)), shown
+
+    async def _caller_stages(self, tools: Catalog, judged: Judged, policy: Policy, ctx: Any,
+                             message: str | None) -> list[str | None] | None:
+        """The stage that hides each tool of ``tools`` from this caller (None:
+        shown), judged in the listing; None when the policy failed closed.
+
+        The part that reads ctx or the message is judged per request, but a
+        policy of patterns only (strings, regexes, annotations, CEL: no
+        function, whose answer may change from one call to the next) answers
+        the same for the same ctx and message: its answer is kept per caller
+        (ctx and message as JSON), for at most :data:`CALLERS` callers."""
+        if judged.public is not None:
+            return judged.public
+        memo = tools.judged(policy)
+        caller = _caller_key(memo, policy, ctx, message)
+        callers: OrderedDict[str, list[str | None]] = memo.setdefault("callers", OrderedDict())
+        if caller is not None and caller in callers:
+            callers.move_to_end(caller)
+            return callers[caller]
         records = judged.records
         selection = await self._judge("a tools listing", lambda: policy.select(
             records, ctx, message), ctx)
         if selection is None:
-            return None, []
-        kept = [judged.kept[j] for j in range(len(records)) if selection.stage_of(j) is None]
-        shown = [tools.entries[i].component for i in kept]
+            return None
+        stages: list[str | None] = ["visibility"] * len(tools.entries)
+        for j, i in enumerate(judged.kept):
+            stages[i] = selection.stage_of(j)
         if selection.cache_scope == "public":
-            stages: list[str | None] = ["visibility"] * len(tools.entries)
-            for j, i in enumerate(judged.kept):
-                stages[i] = selection.stage_of(j)
             judged.public = stages
-            memo["shown"] = shown
-            return (tools, policy), shown
-        return (tools, policy, tuple(kept)), shown
+        elif caller is not None:
+            callers[caller] = stages
+            while len(callers) > CALLERS:
+                callers.popitem(last=False)
+        return stages
 
     async def _get_tool(self, name: str, version: Any = None) -> Any:
         tools = await self.catalog("tools", fresh=False)
@@ -451,10 +484,14 @@ class GatewayProvider(Provider):
         entry = tools.entries[index]
         policy, ctx, message = self._caller()
         judged = await self._prepared(tools, policy, ctx)
+        known = None if judged is None else judged.public
+        if judged is not None and known is None:
+            memo = tools.judged(policy)
+            known = memo.get("callers", {}).get(_caller_key(memo, policy, ctx, message))
         if judged is None:
             stage: str | None = "policy"
-        elif judged.public is not None:
-            stage = judged.public[index]  # the one answer for everyone, as listed
+        elif known is not None:
+            stage = known[index]  # as this caller's listing was judged
         else:
             stage = await self._call_stage(name, tools, index, judged, policy, ctx, message)
         if stage is not None:
@@ -565,6 +602,22 @@ class GatewayProvider(Provider):
 
     async def get_tasks(self) -> Sequence[Any]:
         return []
+
+
+def _caller_key(memo: dict[Any, Any], policy: Policy, ctx: Any, message: str | None
+                ) -> str | None:
+    """The key of a caller's answers: ctx and message as JSON; None when the
+    policy has a function pattern (its answers are not kept) or ctx is no JSON."""
+    pure = memo.get("pure")
+    if pure is None:
+        patterns = (*policy.filter.include, *policy.filter.exclude)
+        pure = memo["pure"] = not any(callable(pattern) for pattern in patterns)
+    if not pure:
+        return None
+    try:
+        return json.dumps([ctx, message], sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
 
 
 def _select_extras(kind: str, entries: list[Entry], tools: Catalog
