@@ -256,3 +256,36 @@ def test_lists_by_message_are_told_apart_by_the_cached_answers(tmp_path):
     assert asked(tmp_path, "raw") == 1
     # A call with no message: no dynamic group is live, so neither is shown.
     assert [is_error for is_error, _ in calls] == [True, True]
+
+
+SWITCH_MODULE = '''\
+from pathlib import Path
+
+SWITCH = Path(__file__).with_name("switch.txt")
+
+
+def check(tool, ctx):
+    return SWITCH.read_text() == "show"
+'''
+
+
+def test_a_function_pattern_is_judged_on_every_request(tmp_path):
+    # A function may answer differently for the same caller: its answers are
+    # never kept, neither for the listing nor for the call.
+    paths = raw_setup(tmp_path, {"raw": spec_of(tmp_path, "raw", [tool("read_a", READ)])},
+                      '[filter]\ninclude = [{callable = "switch:check"}]\n')
+    (tmp_path / "switch.py").write_text(SWITCH_MODULE)
+    (tmp_path / "switch.txt").write_text("show")
+    with gateway(paths, tmp_path) as client:
+        client.initialize()
+        shown = names_of(client.request("tools/list"))
+        (tmp_path / "switch.txt").write_text("hide")
+        hidden = names_of(client.request("tools/list"))
+        call_hidden = call_text(client, "raw__read_a")
+        (tmp_path / "switch.txt").write_text("show")
+        call_shown = call_text(client, "raw__read_a")
+        again = names_of(client.request("tools/list"))
+    assert (shown, hidden, again) == (["raw__read_a"], [], ["raw__read_a"])
+    assert call_hidden[0] is True
+    assert call_shown == (False, "ran read_a")
+    assert ran(tmp_path, "raw") == [("tools/call", "read_a")]
