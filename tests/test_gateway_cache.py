@@ -289,3 +289,33 @@ def test_a_function_pattern_is_judged_on_every_request(tmp_path):
     assert call_hidden[0] is True
     assert call_shown == (False, "ran read_a")
     assert ran(tmp_path, "raw") == [("tools/call", "read_a")]
+
+
+def test_the_http_socket_answers_without_waiting_for_a_delayed_ack():
+    # asyncio (uvicorn's server) sets TCP_NODELAY only on a socket whose
+    # protocol is TCP: the gateway's listening socket must say so, or every
+    # HTTP answer waits out the client's delayed ACK.
+    import socket
+
+    from toolfilter_fast.gateway.serve import bind
+
+    sock = bind("127.0.0.1", 0)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        accepted = loop.create_future()
+
+        class Accept(asyncio.Protocol):
+            def connection_made(self, transport):
+                accepted.set_result(transport)
+
+        server = await loop.create_server(Accept, sock=sock)
+        _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+        transport = await asyncio.wait_for(accepted, DEADLINE)
+        value = transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP,
+                                                              socket.TCP_NODELAY)
+        writer.close()
+        server.close()
+        return value
+
+    assert asyncio.run(main()) != 0

@@ -294,9 +294,11 @@ async def _stop_now(gateway: Gateway, signame: str) -> None:
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port`` (port 0: one the system picks);
-    OSError when the port is taken."""
+    OSError when the port is taken. Its protocol is named (TCP): asyncio turns
+    Nagle's algorithm off only on sockets that say so, and with it on every
+    answer over HTTP waited out the client's delayed ACK (some 40 ms)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
