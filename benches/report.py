@@ -228,11 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     script_part(
         "gateway",
-        "The gateway (`python benches/bench_gateway.py --tools 10000 --list-rounds 5 "
-        "--call-rounds 200`: against an unfiltered FastMCP proxy of the same two stdio "
-        "upstreams, interleaved rounds)",
-        lambda: run_script("bench_gateway.py", "--tools", "10000", "--list-rounds", "5",
-                           "--call-rounds", "200").strip(),
+        "The gateway (`python benches/bench_gateway.py`: against direct connections to the "
+        "same real stdio upstreams, interleaved rounds, timed by a raw JSON-RPC client)",
+        lambda: run_script("bench_gateway.py").strip(),
     )
 
     def draw() -> None:

@@ -193,3 +193,27 @@ def processes_with(token: str) -> list[int]:
         if token.encode() in cmdline and state != "Z":
             found.append(int(entry.name))
     return found
+
+
+# --- an upstream whose list changes (``reread``) ----------------------------------------
+
+#: The gateway's log line for a change notice of upstream NAME.
+NOTICE = "upstream {name!r} sent notifications/tools/list_changed"
+
+
+def change_tools(directory: Path, name: str, tools: list, log: Path) -> None:
+    """Gives the raw upstream ``name`` (spec ``reread``) the list ``tools`` and
+    waits until the gateway has its change notice (its log line): the next
+    listing reads the upstream again."""
+    notice = NOTICE.format(name=name)
+    seen = log.read_text(encoding="utf-8", errors="replace").count(notice)
+    spec_path = directory / f"{name}.spec.json"
+    spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    spec["tools"] = tools
+    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    end = time.monotonic() + DEADLINE
+    while log.read_text(encoding="utf-8", errors="replace").count(notice) <= seen:
+        if time.monotonic() > end:
+            raise AssertionError(f"no change notice of {name!r} in the log:\n"
+                                 f"{log.read_text(encoding='utf-8', errors='replace')}")
+        time.sleep(0.02)

@@ -16,7 +16,10 @@ hidden tool. The spec (JSON) holds:
   numbers (1 for the first) are in ``slow_lists`` (every one without it);
 * ``stderr``: lines to write to stderr when it starts (a noisy server);
 * ``reread``: read the spec file again before each ``tools/list`` (a test
-  changes the tools between listings).
+  changes the tools between listings), and send
+  ``notifications/tools/list_changed`` each time the file changes (looked at
+  every 10 ms), unless ``silent``;
+* ``lists``: a file that gets one line per ``tools/list`` it answers.
 
 The modern era's ``server/discover`` is answered "method not found", so a
 client falls back to the ``initialize`` handshake.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -34,15 +38,43 @@ SCRIPT = str(Path(__file__).resolve())
 PROTOCOL = "2025-06-18"
 
 
+_SENDING = threading.Lock()
+
+
 def _send(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")  # ensure_ascii: surrogates as escapes
-    sys.stdout.flush()
+    with _SENDING:  # the file watcher sends too
+        sys.stdout.write(json.dumps(message) + "\n")  # ensure_ascii: surrogates as escapes
+        sys.stdout.flush()
+
+
+def _watch(path: str) -> None:
+    """Sends ``notifications/tools/list_changed`` whenever the spec file changes."""
+    def stamp():
+        info = os.stat(path)
+        return (info.st_mtime_ns, info.st_size)
+
+    last = stamp()
+    while True:
+        time.sleep(0.01)
+        now = stamp()
+        if now != last:
+            last = now
+            _send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
 
 def _record(spec: dict, method: str, name: str) -> None:
     if spec.get("record"):
         with open(spec["record"], "a", encoding="ascii") as out:
             out.write(json.dumps({"method": method, "name": name}) + "\n")
+
+
+def _reread(path: str) -> dict:
+    for _ in range(100):  # a test may be writing it: wait for the whole file
+        try:
+            return json.loads(Path(path).read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            time.sleep(0.01)
+    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 def _answer(spec: dict, method: str, params: dict) -> dict:
@@ -56,8 +88,11 @@ def _answer(spec: dict, method: str, params: dict) -> dict:
         return {}
     if method == "tools/list":
         if spec.get("reread"):
-            spec.update(json.loads(Path(spec["_path"]).read_text(encoding="utf-8")))
+            spec.update(_reread(spec["_path"]))
         spec["_lists"] = spec.get("_lists", 0) + 1
+        if spec.get("lists"):
+            with open(spec["lists"], "a", encoding="ascii") as out:
+                out.write("tools/list\n")
         if "slow_lists" not in spec or spec["_lists"] in spec["slow_lists"]:
             time.sleep(spec.get("list_delay", 0))
         return {"tools": spec.get("tools", [])}
@@ -89,6 +124,8 @@ def main(path: str) -> None:
     for line in spec.get("stderr", []):
         sys.stderr.write(line + "\n")
     sys.stderr.flush()
+    if spec.get("reread") and not spec.get("silent"):
+        threading.Thread(target=_watch, args=(path,), daemon=True).start()
     for line in sys.stdin:
         if spec.get("hang") or not line.strip():
             continue

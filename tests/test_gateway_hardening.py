@@ -25,6 +25,7 @@ fastmcp = pytest.importorskip("fastmcp", reason="needs the gateway extra")
 from _gateway import (  # noqa: E402
     DEADLINE,
     Served,
+    change_tools,
     processes_with,
     ran,
     raw_setup,
@@ -316,7 +317,7 @@ def test_a_hung_upstream_is_skipped_at_once_by_every_listing(tmp_path):
 
 def test_a_slow_upstream_costs_its_deadline_once_and_comes_back(tmp_path):
     raw_setup(tmp_path, {"slow": {"tools": [tool("x", READ)], "slow_lists": [2],
-                                  "list_delay": 15},
+                                  "list_delay": 15, "reread": True},
                          "ok": {"tools": [tool("read", READ)]}}, "")
     served = serve_http(tmp_path, "--list-timeout", "6")
     try:
@@ -324,6 +325,8 @@ def test_a_slow_upstream_costs_its_deadline_once_and_comes_back(tmp_path):
             async with Client(served.url, auth="token-bob", timeout=timeout) as client:
                 return [t.name for t in await client.list_tools()]
 
+        # Its change notice: the next listing asks it again (its second list, the slow one).
+        change_tools(tmp_path, "slow", [tool("x", READ)], served.log)
         first = asyncio.run(listing(DEADLINE))
         served.wait_for(r"upstream 'slow' did not answer tools/list within 6 s")
         # Slow now: not waited for (a wait of 6 s would fail these at 4 s).

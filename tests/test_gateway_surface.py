@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 fastmcp = pytest.importorskip("fastmcp", reason="needs the gateway extra")
 
-from _gateway import DEADLINE, ran, raw_setup, serve_http, toolfilter  # noqa: E402
+from _gateway import DEADLINE, change_tools, ran, raw_setup, serve_http, toolfilter  # noqa: E402
 from _raw_mcp import RawStdio, RpcError  # noqa: E402
 from fastmcp import Client  # noqa: E402
 from test_gateway_hardening import DESTROY, READ, tool  # noqa: E402
@@ -290,10 +290,8 @@ def test_a_collision_a_later_listing_brings_hides_both_with_a_warning(tmp_path):
     with gateway(paths, tmp_path, "--names", "bare") as client:
         client.initialize()
         before = names_of(client.request("tools/list"))
-        spec_path = tmp_path / "b.spec.json"
-        spec = json.loads(spec_path.read_text())
-        spec["tools"] = [tool("lookup", READ), tool("search", READ)]
-        spec_path.write_text(json.dumps(spec))
+        change_tools(tmp_path, "b", [tool("lookup", READ), tool("search", READ)],
+                     tmp_path / "serve.log")
         after = names_of(client.request("tools/list"))
         search = call_text(client, "search")
         never = call_text(client, "never_was")
@@ -441,10 +439,7 @@ def test_a_filtered_listing_is_the_policy_selection_narrowed(fuzzed, names, hint
                                                              name_patterns):
     directory, client = fuzzed
     tools = [tool(name, hint) for name, hint in zip(names, hints, strict=False)]
-    spec_path = directory / "raw.spec.json"
-    spec = json.loads(spec_path.read_text())
-    spec["tools"] = tools
-    spec_path.write_text(json.dumps(spec))
+    change_tools(directory, "raw", tools, directory / "serve.log")
     catalog = [Tool("raw", t["name"], annotations=t.get("annotations"),
                     input_schema=t["inputSchema"]) for t in sorted(tools,
                                                                    key=lambda t: t["name"])]

@@ -176,7 +176,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     serve.configure_logging(args.log_level)
     gateway = serve.build_gateway(policy, servers, ctx=ctx, message=message, auth=auth,
                                   start_timeout=args.start_timeout,
-                                  list_timeout=args.list_timeout,
+                                  list_timeout=args.list_timeout, list_ttl=args.list_ttl,
                                   policy_timeout=args.policy_timeout, names=args.names,
                                   page_size=args.page_size, stateless=args.stateless)
     try:
@@ -410,6 +410,10 @@ def register(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
     serve.add_argument("--list-timeout", type=_seconds, default=10.0, metavar="SECONDS",
                        help="how long a listing waits for one upstream; past it the upstream "
                             "is slow, left out and not waited for (default: 10)")
+    serve.add_argument("--list-ttl", type=_seconds, default=60.0, metavar="SECONDS",
+                       help="how long an upstream's lists are served from the cache at most; "
+                            "its list_changed notices, a reload or its going down drop them "
+                            "sooner (default: 60)")
     serve.add_argument("--policy-timeout", type=_seconds, default=5.0, metavar="SECONDS",
                        help="the budget of one policy evaluation (run off the event loop); "
                             "past it the request fails closed (default: 5)")

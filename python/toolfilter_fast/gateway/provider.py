@@ -20,13 +20,28 @@ The policy runs off the event loop (:class:`PolicyRunner`), each request's
 ctx and message read on the loop first. A request for a hidden component goes
 to the audit log; in audit mode nothing is hidden, and the audit log says what
 would have been (:mod:`~toolfilter_fast.gateway.audit`).
+
+What costs is done once per change, not per request: each upstream's lists
+are cached (:class:`~toolfilter_fast.gateway.upstream.Upstream`), the
+catalog of a kind is built again only when one of those lists, the naming
+mode or the policy's renames changed (:meth:`GatewayProvider.catalog`), and
+the policy's static part (its patterns that read neither ctx nor message) is
+judged once per catalog and policy (:class:`Judged`). What depends on the
+request (ctx, the message) is judged per request, on the tools the static
+part keeps; a policy that reads neither gives one answer for everyone, kept
+with the catalog. A hidden tool is hidden the same on every path: a listing
+and a call read the same catalog and the same judgement.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
+import contextvars
+import json
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +56,18 @@ from .audit import AuditLog, who
 from .naming import URI, Naming, flat_uri
 from .upstream import Upstream, logger
 
-__all__ = ["Entry", "GatewayProvider", "PolicyRunner", "PolicyTimeout", "flat_uri", "refusal"]
+__all__ = ["LISTING", "Entry", "GatewayProvider", "Judged", "PolicyRunner", "PolicyTimeout",
+           "flat_uri", "refusal"]
+
+
+#: How many callers' answers (by ctx and message) a catalog keeps under one policy.
+CALLERS = 64
+
+#: A tools listing's components as the listing cache worked them out for this
+#: request (:meth:`GatewayProvider.shown_tools`), so the listing does not judge
+#: them again: ``{"shown": [...]}``, and ``"used"`` once the listing took them.
+LISTING: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "toolfilter tools listing", default=None)
 
 
 def refusal(kind: str, name: Any) -> str | None:
@@ -95,14 +121,50 @@ class Entry:
 
 
 class Catalog:
-    """The entries of one kind, in the gateway's order, and the map of names."""
+    """The entries of one kind, in the gateway's order, and the map of names;
+    with the policy's judgements of them (:meth:`judged`), which go when the
+    catalog does."""
 
     def __init__(self, entries: list[Entry]) -> None:
         self.entries = entries
+        self.records = [entry.record for entry in entries]
         self._at = {entry.flat: i for i, entry in enumerate(entries)}
+        self._judged: tuple[Policy, dict[Any, Any]] | None = None
 
     def find(self, flat: str) -> int | None:
         return self._at.get(flat)
+
+    def judged(self, policy: Policy) -> dict[Any, Any]:
+        """What has been judged of this catalog under ``policy`` (the policy in
+        force: another one, after a reload, starts afresh)."""
+        judged = self._judged
+        if judged is None or judged[0] is not policy:
+            judged = self._judged = (policy, {})
+        return judged[1]
+
+
+@dataclass
+class Judged:
+    """A tools catalog under one policy: the places of the tools its static
+    part keeps (every tool when it has a relevance stage, whose index is
+    built over all of them), their records, and, once a listing has shown
+    that the policy reads neither ctx nor message, the stage of every tool
+    (``public``), the same for everyone."""
+
+    kept: list[int]
+    records: list[Any]
+    public: list[str | None] | None = None
+
+
+@dataclass
+class _Built:
+    """One kind's catalog and what it was built from (compared by identity)."""
+
+    lists: list[list[Any]]
+    names: str
+    renames: Any
+    entries: list[Entry]
+    catalog: Catalog
 
 
 class PolicyTimeout(Exception):
@@ -185,6 +247,7 @@ class GatewayProvider(Provider):
         #: Where hidden requests are told, and the mode (``serve`` sets both).
         self.audit = AuditLog(None)
         self.digest_of: Callable[[Policy], str] = lambda policy: "-"
+        self._built: dict[str, _Built] = {}
 
     def __repr__(self) -> str:
         return f"GatewayProvider({[u.name for u in self.upstreams]!r})"
@@ -198,23 +261,45 @@ class GatewayProvider(Provider):
     async def catalog(self, kind: str, *, fresh: bool = True) -> Catalog:
         """Every upstream's components of ``kind`` under the gateway's names:
         servers in the servers file's order, each one's by name (URI). Two
-        components that would get one name are both left out, with a warning."""
-        entries = await self._named(kind, fresh)
-        clashes = _clashes(entries)
-        for flat, clash in clashes.items():
-            self._refuse_clash(kind, flat, clash)
-        return Catalog([entry for entry in entries if entry.flat not in clashes])
+        components that would get one name are both left out, with a warning.
+        Built again only when an upstream's list, the naming mode or the
+        policy's renames changed (``fresh`` is kept for the callers)."""
+        return (await self._build(kind)).catalog
 
     async def clashes(self, kind: str) -> list[str]:
         """The names two components of ``kind`` would share, each as
         ``'NAME' (s/x, t/x)``, from the upstreams' last lists."""
-        clashes = _clashes(await self._named(kind, False))
+        clashes = _clashes((await self._build(kind)).entries)
         return [f"{flat!r} ({', '.join(f'{e.upstream.name}/{e.name}' for e in clash)})"
                 for flat, clash in clashes.items()]
 
-    async def _named(self, kind: str, fresh: bool) -> list[Entry]:
-        naming = self.naming()
-        lists = await asyncio.gather(*(u.listing(kind, fresh=fresh) for u in self.upstreams))
+    async def _lists(self, kind: str) -> list[list[Any]]:
+        """Each upstream's list of ``kind``: the cached ones at once, the
+        others asked for together."""
+        lists: list[list[Any] | None] = [u.cached(kind) for u in self.upstreams]
+        missing = [i for i, found in enumerate(lists) if found is None]
+        if missing:
+            answers = await asyncio.gather(*(self.upstreams[i].listing(kind) for i in missing))
+            for i, found in zip(missing, answers, strict=True):
+                lists[i] = found
+        return [found if found is not None else [] for found in lists]
+
+    async def _build(self, kind: str) -> _Built:
+        lists = await self._lists(kind)
+        renames = self._policy().renames
+        built = self._built.get(kind)
+        if built is not None and built.names == self.names and built.renames is renames \
+                and all(a is b for a, b in zip(built.lists, lists, strict=True)):
+            return built
+        entries = await self._named(kind, lists, Naming(self.names, renames))
+        clashes = _clashes(entries)
+        for flat, clash in clashes.items():
+            self._refuse_clash(kind, flat, clash)
+        catalog = Catalog([entry for entry in entries if entry.flat not in clashes])
+        built = self._built[kind] = _Built(lists, self.names, renames, entries, catalog)
+        return built
+
+    async def _named(self, kind: str, lists: list[list[Any]], naming: Naming) -> list[Entry]:
         entries: list[Entry] = []
         for upstream, components in zip(self.upstreams, lists, strict=True):
             entries.extend(self._entries(kind, upstream, components, naming))
@@ -302,9 +387,15 @@ class GatewayProvider(Provider):
                              policy=self.digest_of(policy))
         return enforce
 
-    async def _listed(self, kind: str, catalog: Catalog, judged: Callable[[Policy, Any, Any], Any],
-                      what: str) -> list[Any]:
+    async def _listed(self, kind: str, catalog: Catalog, tools: Catalog,
+                      judged: Callable[[Policy, Any, Any], Any], what: str) -> list[Any]:
         policy, ctx, message = self._caller()
+        # A prompts or resources listing is judged with the tools: the answer
+        # for everyone is kept with this catalog and that tools catalog.
+        memo = catalog.judged(policy)
+        public = memo.get("listed")
+        if public is not None and public[0] is tools:
+            return public[1]  # type: ignore[no-any-return]
         selection = await self._judge(what, lambda: judged(policy, ctx, message), ctx)
         if self.audit.mode_of(policy) == "audit":
             items = [{"name": entry.flat, "stage": "policy" if selection is None
@@ -316,16 +407,97 @@ class GatewayProvider(Provider):
             return [entry.component for entry in catalog.entries]
         if selection is None:
             return []
-        return [entry.component for i, entry in enumerate(catalog.entries)
-                if selection.stage_of(i) is None]
+        shown = [entry.component for i, entry in enumerate(catalog.entries)
+                 if selection.stage_of(i) is None]
+        if selection.cache_scope == "public":
+            memo["listed"] = (tools, shown)  # the last tools catalog's only
+        return shown
+
+    async def _prepared(self, tools: Catalog, policy: Policy, ctx: Any) -> Judged | None:
+        """The static part of ``policy`` judged on ``tools``, once (None: the
+        policy raised or was past its budget, and the request fails closed)."""
+        memo = tools.judged(policy)
+        judged = memo.get("tools")
+        if judged is not None:
+            return judged  # type: ignore[no-any-return]
+        records = tools.records
+
+        def work() -> Judged:
+            if policy.relevance is not None:
+                return Judged(list(range(len(records))), records)
+            kept = policy.filter.static_mask(records, indices=True)
+            return Judged(kept, [records[i] for i in kept])
+
+        judged = await self._judge("a tools listing", work, ctx)
+        if judged is not None:
+            memo["tools"] = judged
+        return judged
 
     # --- tools -----------------------------------------------------------------------
 
     async def _list_tools(self) -> Sequence[Any]:
+        worked_out = LISTING.get()
+        if worked_out is not None and "shown" in worked_out:
+            worked_out["used"] = True
+            return worked_out.pop("shown")  # type: ignore[no-any-return]
+        return (await self.shown_tools())[1]
+
+    async def shown_tools(self) -> tuple[Any, list[Any]]:
+        """What this caller's tools listing shows: a key of it (the catalog,
+        the policy and, when the policy reads ctx or message, the places of the
+        tools shown; None when it failed closed) and the components."""
         tools = await self.catalog("tools")
-        records = [entry.record for entry in tools.entries]
-        return await self._listed("tools", tools, lambda policy, ctx, message:
-                                  policy.select(records, ctx, message), "a tools listing")
+        policy, ctx, message = self._caller()
+        judged = await self._prepared(tools, policy, ctx)
+        if judged is None:
+            return None, []
+        memo = tools.judged(policy)
+        shown = memo.get("shown")
+        if shown is not None:
+            return (tools, policy), shown
+        stages = await self._caller_stages(tools, judged, policy, ctx, message)
+        if stages is None:
+            return None, []
+        kept = [i for i, stage in enumerate(stages) if stage is None]
+        shown = [tools.entries[i].component for i in kept]
+        if judged.public is not None:
+            memo["shown"] = shown
+            return (tools, policy), shown
+        return (tools, policy, tuple(kept)), shown
+
+    async def _caller_stages(self, tools: Catalog, judged: Judged, policy: Policy, ctx: Any,
+                             message: str | None) -> list[str | None] | None:
+        """The stage that hides each tool of ``tools`` from this caller (None:
+        shown), judged in the listing; None when the policy failed closed.
+
+        The part that reads ctx or the message is judged per request, but a
+        policy of patterns only (strings, regexes, annotations, CEL: no
+        function, whose answer may change from one call to the next) answers
+        the same for the same ctx and message: its answer is kept per caller
+        (ctx and message as JSON), for at most :data:`CALLERS` callers."""
+        if judged.public is not None:
+            return judged.public
+        memo = tools.judged(policy)
+        caller = _caller_key(memo, policy, ctx, message)
+        callers: OrderedDict[str, list[str | None]] = memo.setdefault("callers", OrderedDict())
+        if caller is not None and caller in callers:
+            callers.move_to_end(caller)
+            return callers[caller]
+        records = judged.records
+        selection = await self._judge("a tools listing", lambda: policy.select(
+            records, ctx, message), ctx)
+        if selection is None:
+            return None
+        stages: list[str | None] = ["visibility"] * len(tools.entries)
+        for j, i in enumerate(judged.kept):
+            stages[i] = selection.stage_of(j)
+        if selection.cache_scope == "public":
+            judged.public = stages
+        elif caller is not None:
+            callers[caller] = stages
+            while len(callers) > CALLERS:
+                callers.popitem(last=False)
+        return stages
 
     async def _get_tool(self, name: str, version: Any = None) -> Any:
         tools = await self.catalog("tools", fresh=False)
@@ -334,25 +506,43 @@ class GatewayProvider(Provider):
             return None
         entry = tools.entries[index]
         policy, ctx, message = self._caller()
-        # Visibility and groups judge each tool by itself; relevance and the
-        # budget depend on the whole listing, so the call is judged in it.
-        alone = policy.relevance is None and policy.max_tools is None
-        records = [entry.record] if alone else [e.record for e in tools.entries]
-        at = 0 if alone else index
-        selection = await self._judge(f"a call to {name!r}", lambda: policy.select(
-            records, ctx, message), ctx)
-        stage = "policy" if selection is None else selection.stage_of(at)
+        judged = await self._prepared(tools, policy, ctx)
+        known = None if judged is None else judged.public
+        if judged is not None and known is None:
+            memo = tools.judged(policy)
+            known = memo.get("callers", {}).get(_caller_key(memo, policy, ctx, message))
+        if judged is None:
+            stage: str | None = "policy"
+        elif known is not None:
+            stage = known[index]  # as this caller's listing was judged
+        else:
+            stage = await self._call_stage(name, tools, index, judged, policy, ctx, message)
         if stage is not None and self._hidden("tools", name, stage, ctx, policy,
                                               entry.upstream.name):
             return None
         return _versioned(entry.component, version)
+
+    async def _call_stage(self, name: str, tools: Catalog, index: int, judged: Judged,
+                          policy: Policy, ctx: Any, message: str | None) -> str | None:
+        """The stage that hides the tool at ``index`` from this caller (None: shown)."""
+        at = bisect.bisect_left(judged.kept, index)
+        if at == len(judged.kept) or judged.kept[at] != index:
+            return "visibility"  # the static part hides it, for everyone
+        # Visibility and groups judge each tool by itself; relevance and the
+        # budget depend on the whole listing, so the call is judged in it.
+        alone = policy.relevance is None and policy.max_tools is None
+        records = [tools.records[index]] if alone else judged.records
+        where = 0 if alone else at
+        selection = await self._judge(f"a call to {name!r}", lambda: policy.select(
+            records, ctx, message), ctx)
+        return "policy" if selection is None else selection.stage_of(where)
 
     # --- prompts ---------------------------------------------------------------------
 
     async def _list_prompts(self) -> Sequence[Any]:
         prompts, tools = await asyncio.gather(self.catalog("prompts"),
                                               self.catalog("tools", fresh=False))
-        return await self._listed("prompts", prompts, _select_extras(
+        return await self._listed("prompts", prompts, tools, _select_extras(
             "prompts", prompts.entries, tools), "a prompts listing")
 
     async def _get_prompt(self, name: str, version: Any = None) -> Any:
@@ -372,7 +562,7 @@ class GatewayProvider(Provider):
         resources) for this caller (or audit mode lets them through); one log
         line when not."""
         policy, ctx, _ = self._caller()
-        tool_records = [entry.record for entry in tools.entries]
+        tool_records = tools.records
         method = policy.select_prompts if kind == "prompts" else policy.select_resources
         selection = await self._judge(f"a request for {name!r}", lambda: method(
             records, tool_records, ctx), ctx)
@@ -386,13 +576,13 @@ class GatewayProvider(Provider):
     async def _list_resources(self) -> Sequence[Any]:
         resources, tools = await asyncio.gather(self.catalog("resources"),
                                                 self.catalog("tools", fresh=False))
-        return await self._listed("resources", resources, _select_extras(
+        return await self._listed("resources", resources, tools, _select_extras(
             "resources", resources.entries, tools), "a resources listing")
 
     async def _list_resource_templates(self) -> Sequence[Any]:
         templates, tools = await asyncio.gather(self.catalog("templates"),
                                                 self.catalog("tools", fresh=False))
-        return await self._listed("templates", templates, _select_extras(
+        return await self._listed("templates", templates, tools, _select_extras(
             "resources", templates.entries, tools), "a resource templates listing")
 
     async def _get_resource(self, uri: str, version: Any = None) -> Any:
@@ -438,10 +628,26 @@ class GatewayProvider(Provider):
         return []
 
 
+def _caller_key(memo: dict[Any, Any], policy: Policy, ctx: Any, message: str | None
+                ) -> str | None:
+    """The key of a caller's answers: ctx and message as JSON; None when the
+    policy has a function pattern (its answers are not kept) or ctx is no JSON."""
+    pure = memo.get("pure")
+    if pure is None:
+        patterns = (*policy.filter.include, *policy.filter.exclude)
+        pure = memo["pure"] = not any(callable(pattern) for pattern in patterns)
+    if not pure:
+        return None
+    try:
+        return json.dumps([ctx, message], sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+
+
 def _select_extras(kind: str, entries: list[Entry], tools: Catalog
                    ) -> Callable[[Policy, Any, Any], Any]:
     items = [entry.record for entry in entries]
-    tool_records = [entry.record for entry in tools.entries]
+    tool_records = tools.records
     if kind == "prompts":
         return lambda policy, ctx, _message: policy.select_prompts(items, tool_records, ctx)
     return lambda policy, ctx, _message: policy.select_resources(items, tool_records, ctx)

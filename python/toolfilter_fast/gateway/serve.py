@@ -58,10 +58,11 @@ from fastmcp.server.dependencies import get_access_token, get_context, get_http_
 from ..list_filter import ListFilterMiddleware
 from ..policy import Policy
 from .audit import AuditLog, policy_digest
+from .listing_cache import ListingCache
 from .provider import GatewayProvider, PolicyRunner
 from .servers import ServerSpec
 from .stopping import Stopper
-from .upstream import Upstream, logger
+from .upstream import LIST_TTL, Upstream, logger
 
 __all__ = ["Gateway", "MessageSource", "PolicyFile", "StartRefused", "Stopper", "bind",
            "build_gateway", "request_ctx", "run"]
@@ -249,8 +250,11 @@ class Gateway:
                                    STOP_TIMEOUT)
 
     async def reload(self, why: str) -> None:
-        """The policy read again; stdio upstreams that are down started again."""
+        """The policy read again; every upstream's cached lists dropped (read
+        again at the next request); stdio upstreams that are down started again."""
         self.policy.reload(why)
+        for upstream in self.upstreams:
+            upstream.forget()
         await asyncio.gather(*(u.restart() for u in self.upstreams))
 
 
@@ -259,9 +263,10 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
                   auth: TokenVerifier | None = None, start_timeout: float = 30.0,
                   list_timeout: float = 10.0, policy_timeout: float = 5.0,
                   watch: bool = True, names: str = "prefixed",
-                  page_size: int | None = None, stateless: bool = False) -> Gateway:
-    upstreams = [Upstream(spec, start_timeout=start_timeout, list_timeout=list_timeout)
-                 for spec in servers]
+                  page_size: int | None = None, stateless: bool = False,
+                  list_ttl: float = LIST_TTL) -> Gateway:
+    upstreams = [Upstream(spec, start_timeout=start_timeout, list_timeout=list_timeout,
+                          list_ttl=list_ttl) for spec in servers]
     audit = policy.audit
     for upstream in upstreams:
         upstream.on_health = lambda u, state, why: audit.event(
@@ -287,7 +292,9 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
     server.add_provider(provider)
     # Outermost in the SDK's chain (FastMCP's low-level server, which its own
     # transports run too): the list filter sees each list and the
-    # capabilities in their final wire form.
+    # capabilities in their final wire form; inside it, the tools listings
+    # answered before are answered from their wire form.
+    server._mcp_server.middleware.insert(0, ListingCache(server, provider))
     server._mcp_server.middleware.insert(0, ListFilterMiddleware())
     gateway = Gateway(server, upstreams, policy, provider, stateless=stateless)
     holder.append(gateway)
@@ -350,9 +357,11 @@ async def _stop_now(gateway: Gateway, signame: str) -> None:
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port`` (port 0: one the system picks);
-    OSError when the port is taken."""
+    OSError when the port is taken. Its protocol is named (TCP): asyncio turns
+    Nagle's algorithm off only on sockets that say so, and with it on every
+    answer over HTTP waited out the client's delayed ACK (some 40 ms)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))

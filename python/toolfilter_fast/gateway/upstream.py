@@ -6,11 +6,18 @@ FastMCP's proxy does the protocol: each query gets a fresh ``ProxyClient`` on
 the upstream's transport (what ``fastmcp.server.create_proxy`` does), and a
 stdio upstream keeps one process for all of them. What this module adds is
 the upstream's health, and its lists as the gateway reads them
-(:meth:`Upstream.listing`, by the upstream's own names):
+(:meth:`Upstream.listing`, by the upstream's own names), cached:
 
-* **up**: a listing asks it, and waits for the answer at most ``list_timeout``
-  seconds from when the question was sent (requests that come meanwhile wait
-  for the same answer);
+* each list (tools, prompts, resources, resource templates) is kept after it
+  is read and served from memory until the upstream says it changed
+  (``notifications/tools/list_changed``, ``prompts/list_changed``,
+  ``resources/list_changed``: the list is dropped and read again at the next
+  request), the gateway is reloaded (:meth:`Upstream.forget`), the upstream
+  goes down (every list dropped), or it is ``list_ttl`` seconds old;
+* **up**: a list that is not cached is asked for, and the answer waited for
+  at most ``list_timeout`` seconds from when the question was sent (requests
+  that come meanwhile wait for the same answer; a question sent before a
+  change notice is not joined, and its answer not kept);
 * **slow**: it did not answer within that deadline. One log line says so, its
   components are left out, and no request waits for it: the question stays
   asked in the background, and its answer (within ``start_timeout``) makes it
@@ -44,6 +51,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import IO, Any
 
+from fastmcp.client.messages import MessageHandler
 from fastmcp.client.transports import (
     ClientTransport,
     SSETransport,
@@ -55,16 +63,25 @@ from fastmcp.server.providers.proxy import ProxyClient, ProxyProvider
 from ..sdk_hints import hints_as_sent
 from .servers import ServerSpec
 
-__all__ = ["KINDS", "StderrRelay", "Upstream", "UpstreamGone", "logger"]
+__all__ = ["KINDS", "LIST_TTL", "StderrRelay", "Upstream", "UpstreamGone", "logger"]
 
 logger = logging.getLogger("toolfilter_fast.gateway")
 stderr_logger = logging.getLogger("toolfilter_fast.gateway.stderr")
 
 #: The lists an upstream has: tools, prompts, resources, resource templates.
 KINDS = ("tools", "prompts", "resources", "templates")
-#: How long a list is reused for calls before the upstream is asked again
-#: (every listing asks it anyway), as FastMCP's own proxy does.
+#: How long an upstream's list is served from the cache at most before it is
+#: asked again (``--list-ttl``), in seconds; a change notice drops it sooner.
+LIST_TTL = 60.0
+#: FastMCP's own proxy cache (its lookups; the gateway routes by its own map).
 CACHE_TTL = 300.0
+#: The list each change notice drops.
+_CHANGED = {"notifications/tools/list_changed": ("tools",),
+            "notifications/prompts/list_changed": ("prompts",),
+            "notifications/resources/list_changed": ("resources", "templates")}
+#: What a listing of an upstream that is down or slow gives: one object, so the
+#: gateway sees that nothing changed (never mutated).
+_NOTHING: list[Any] = []
 #: How often an upstream that is down (and may come back) is asked again, at most.
 RETRY_INTERVAL = 10.0
 #: At most this many stderr lines of one upstream are logged every STDERR_WINDOW seconds.
@@ -191,28 +208,51 @@ def _background(coro: Awaitable[Any]) -> asyncio.Task[Any]:
     return contextvars.Context().run(asyncio.ensure_future, coro)
 
 
+class _ChangeNotices(MessageHandler):
+    """The upstream's change notices, to its :class:`Upstream`: each drops the
+    lists it names. A stdio upstream's one session carries them whenever they
+    come; an HTTP upstream's only while the gateway has a request open on it."""
+
+    def __init__(self, upstream: Upstream) -> None:
+        self.upstream = upstream
+
+    async def on_notification(self, message: Any) -> None:
+        kinds = _CHANGED.get(getattr(message, "method", ""))
+        if kinds is not None:
+            self.upstream.changed(kinds, getattr(message, "method", ""))
+
+
 class Upstream(ProxyProvider):
     """A FastMCP proxy provider for one server of the servers file."""
 
     def __init__(self, spec: ServerSpec, *, start_timeout: float = 30.0,
-                 list_timeout: float = 10.0, relay_stderr: bool = True) -> None:
+                 list_timeout: float = 10.0, list_ttl: float = LIST_TTL,
+                 relay_stderr: bool = True) -> None:
         self.spec = spec
         self.relay = StderrRelay(spec.name) if spec.kind == "stdio" and relay_stderr else None
         self.transport = _transport(spec, self.relay.file if self.relay else None)
         # The backend era is pinned ("auto": the newest both sides speak), so a
         # stdio upstream keeps one process whatever era each client of the
         # gateway speaks; the caller's HTTP headers are not passed upstream.
+        # Its change notices drop the cached lists (_ChangeNotices).
         self._base = ProxyClient(self.transport, mode="auto", forward_incoming_headers=False,
-                                 init_timeout=start_timeout)
+                                 init_timeout=start_timeout,
+                                 message_handler=_ChangeNotices(self))
         super().__init__(self._base.new, cache_ttl=CACHE_TTL)
         self.start_timeout = start_timeout
         self.list_timeout = list_timeout
+        self.list_ttl = list_ttl
         #: Why it is down (None: it is not).
         self.down: str | None = None
         #: Whether a question of a listing is past its deadline.
         self.slow = False
+        #: Each list cached: when it was read, and the list (never mutated:
+        #: the gateway knows a list by its identity).
         self._lists: dict[str, tuple[float, list[Any]]] = {}
-        self._asking: dict[str, tuple[float, asyncio.Task[list[Any]]]] = {}
+        #: Each question in flight: when it was sent, its task, and the
+        #: generation of its kind then (a change notice makes a new one).
+        self._asking: dict[str, tuple[float, asyncio.Task[list[Any]], int]] = {}
+        self._generation = dict.fromkeys(KINDS, 0)
         self._retry_at = 0.0
         self._duplicates: dict[str, frozenset[str]] = {}
         #: Told ``(self, state, why)`` as it goes ``down``, ``slow`` or ``up`` again.
@@ -241,7 +281,7 @@ class Upstream(ProxyProvider):
             self._tell("down", why)
         self.down = why
         self.slow = False
-        self._lists.clear()
+        self.forget()
         self._retry_at = time.monotonic() + RETRY_INTERVAL
 
     def _came_up(self, count: int) -> None:
@@ -270,7 +310,7 @@ class Upstream(ProxyProvider):
         this); any other is asked again."""
         if self.down is None and not self.slow:
             return
-        for _, task in self._asking.values():
+        for _, task, _ in self._asking.values():
             task.cancel()
         self._asking.clear()
         if isinstance(self.transport, _OneLifeStdio):
@@ -280,29 +320,52 @@ class Upstream(ProxyProvider):
 
     async def close(self) -> None:
         """Ends the upstream's process (or connection) and waits for it."""
-        for _, task in self._asking.values():
+        for _, task, _ in self._asking.values():
             task.cancel()
         await self.transport.close()  # type: ignore[no-untyped-call]
 
     # --- the lists -------------------------------------------------------------
 
+    def forget(self, kinds: Sequence[str] = KINDS) -> None:
+        """Drops the cached lists of ``kinds``: the next listing asks again,
+        and no question already sent is joined or kept."""
+        for kind in kinds:
+            self._lists.pop(kind, None)
+            self._generation[kind] += 1
+
+    def changed(self, kinds: Sequence[str], method: str) -> None:
+        """A change notice came (``method``): its lists are dropped."""
+        logger.info("upstream %r sent %s: its %s are read again at the next request",
+                    self.name, method, " and ".join(_plural(kind) for kind in kinds))
+        self.forget(kinds)
+
+    def cached(self, kind: str) -> list[Any] | None:
+        """The cached list of ``kind`` while it is younger than the TTL and the
+        upstream is up, else None. A stdio upstream whose process has ended is
+        down here: its lists go at once, never served from the cache."""
+        if self._ended() and self.down is None:
+            self._went_down("its process has exited")
+        found = self._lists.get(kind)
+        if found is None or time.monotonic() - found[0] >= self.list_ttl:
+            return None
+        return found[1]
+
     async def listing(self, kind: str, *, fresh: bool = True) -> list[Any]:
         """The upstream's components of ``kind`` (see :data:`KINDS`) under its
-        own names; ``[]`` at once when it is down or slow. ``fresh=False``
-        takes the last list when it is younger than :data:`CACHE_TTL` (calls
-        do; every listing asks)."""
+        own names: the cached list while it holds (see the module), else the
+        upstream's answer; an empty list at once when it is down or slow.
+        ``fresh`` is kept for the callers: both read the same cache."""
         if self.down is not None:
             if not self._ended() and time.monotonic() >= self._retry_at \
                     and "tools" not in self._asking:
                 self._retry_at = time.monotonic() + RETRY_INTERVAL
                 self._ask("tools")
-            return []
+            return _NOTHING
         if self.slow:
-            return []
-        if not fresh:
-            cached = self._lists.get(kind)
-            if cached is not None and time.monotonic() - cached[0] < CACHE_TTL:
-                return cached[1]
+            return _NOTHING
+        cached = self.cached(kind)
+        if cached is not None:
+            return cached
         found = await self._wait(kind, self.list_timeout)
         if found is None:
             if self.down is None and not self.slow:
@@ -313,14 +376,18 @@ class Upstream(ProxyProvider):
                              self.start_timeout)
                 self._tell("slow", f"it did not answer {_method(kind)} within "
                                    f"{self.list_timeout:g} s")
-            return []
+            return _NOTHING
         return found
 
     async def _wait(self, kind: str, timeout: float) -> list[Any] | None:
         """The answer to the question of ``kind`` (asked now, or joined if it is
-        being asked), waiting until ``timeout`` seconds after it was asked; None
-        past that, the question left running. [] when it failed."""
-        started, task = self._asking.get(kind) or self._ask(kind)
+        being asked since the last change notice), waiting until ``timeout``
+        seconds after it was asked; None past that, the question left running.
+        An empty list when it failed."""
+        asking = self._asking.get(kind)
+        if asking is None or asking[2] != self._generation[kind]:
+            asking = self._ask(kind)
+        started, task, _ = asking
         remaining = started + timeout - time.monotonic()
         if remaining > 0:
             done, _ = await asyncio.wait({task}, timeout=remaining)
@@ -329,22 +396,26 @@ class Upstream(ProxyProvider):
         if not done:
             return None
         if task.cancelled():
-            return []
+            return _NOTHING
         return task.result()
 
-    def _ask(self, kind: str) -> tuple[float, asyncio.Task[list[Any]]]:
-        entry = (time.monotonic(), _background(self._query(kind)))
+    def _ask(self, kind: str) -> tuple[float, asyncio.Task[list[Any]], int]:
+        generation = self._generation[kind]
+        entry = (time.monotonic(), _background(self._query(kind, generation)), generation)
         self._asking[kind] = entry
         entry[1].add_done_callback(lambda _: self._asked(kind, entry[1]))
         return entry
 
     def _asked(self, kind: str, task: asyncio.Task[list[Any]]) -> None:
-        if self._asking.get(kind, (0.0, None))[1] is task:
+        asking = self._asking.get(kind)
+        if asking is not None and asking[1] is task:
             del self._asking[kind]
 
-    async def _query(self, kind: str) -> list[Any]:
+    async def _query(self, kind: str, generation: int) -> list[Any]:
         """Asks the upstream for one list, within the start timeout; the
-        upstream's health follows the answer. Never raises (but a cancel)."""
+        upstream's health follows the answer, and the cache gets it unless a
+        change notice came meanwhile (``generation`` is past). Never raises
+        (but a cancel)."""
         fetch: dict[str, Callable[[], Awaitable[Sequence[Any]]]] = {
             "tools": super()._list_tools, "prompts": super()._list_prompts,
             "resources": super()._list_resources,
@@ -358,7 +429,7 @@ class Upstream(ProxyProvider):
             raise
         except UpstreamGone as err:
             self._went_down(str(err))
-            return []
+            return _NOTHING
         except Exception as err:
             if self._ended():
                 self._went_down("its process has exited")
@@ -368,11 +439,12 @@ class Upstream(ProxyProvider):
                 self._went_down(why)
             else:
                 logger.debug("upstream %r: %s failed: %s", self.name, _method(kind), _why(err))
-            return []
+            return _NOTHING
         unique = self._unique(kind, listed)
         if kind == "tools":
             self._came_up(len(unique))
-        self._lists[kind] = (time.monotonic(), unique)
+        if generation == self._generation[kind] and self.down is None:
+            self._lists[kind] = (time.monotonic(), unique)
         return unique
 
     def _unique(self, kind: str, items: list[Any]) -> list[Any]:
@@ -394,6 +466,10 @@ class Upstream(ProxyProvider):
     # FastMCP's own lookups are not used: the gateway routes by its own map.
     async def get_tasks(self) -> Sequence[Any]:
         return []
+
+
+def _plural(kind: str) -> str:
+    return {"templates": "resource templates"}.get(kind, kind)
 
 
 def _method(kind: str) -> str:
