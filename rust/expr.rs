@@ -575,33 +575,26 @@ mod tests {
         // a host that shrinks its stacks would (an unoptimized build's frames
         // are far larger: it gets 4 MiB).
         let small = if cfg!(debug_assertions) { 4 << 20 } else { 256 << 10 };
+        let on_small_stack = |program: Expression, tool: Value| {
+            std::thread::Builder::new()
+                .stack_size(small)
+                .spawn(move || program.evaluate(tool, Value::Null))
+                .expect("a thread")
+                .join()
+                .expect("no overflow")
+        };
         let chain = vec!["1"; MAX_DEPTH - 2].join(" + ") + " > 0 && tool.name == 'x'";
         let program = Expression::compile(&chain).expect("within the limits");
-        let verdict = std::thread::Builder::new()
-            .stack_size(small)
-            .spawn(move || program.evaluate(tool("x", false), Value::Null))
-            .expect("a thread")
-            .join()
-            .expect("no overflow");
+        let verdict = on_small_stack(program, tool("x", false));
         assert_eq!(verdict, Ok(true));
         // Comprehensions nested to the limit (the cost step adds a frame to each).
         let loops = (0..20).fold("x0 == 1".to_string(), |body, i| format!("[1].exists(x{i}, {body})"));
         let program = Expression::compile(&loops).expect("within the limits");
-        let verdict = std::thread::Builder::new()
-            .stack_size(small)
-            .spawn(move || program.evaluate(Value::Null, Value::Null))
-            .expect("a thread")
-            .join()
-            .expect("no overflow");
+        let verdict = on_small_stack(program, Value::Null);
         assert_eq!(verdict, Ok(true));
         let nested = format!("{}true{}", "[".repeat(MAX_DEPTH - 2), "]".repeat(MAX_DEPTH - 2)) + " != []";
         let program = Expression::compile(&nested).expect("within the limits");
-        let verdict = std::thread::Builder::new()
-            .stack_size(small)
-            .spawn(move || program.evaluate(Value::Null, Value::Null))
-            .expect("a thread")
-            .join()
-            .expect("no overflow");
+        let verdict = on_small_stack(program, Value::Null);
         assert_eq!(verdict, Ok(true));
     }
 }
