@@ -449,6 +449,8 @@ class GatewayProvider(Provider):
         tools = await self.catalog("tools")
         policy, ctx, message = self._caller()
         judged = await self._prepared(tools, policy, ctx)
+        if self.audit.mode_of(policy) == "audit":
+            return await self._audited_tools(tools, judged, policy, ctx, message)
         if judged is None:
             return None, []
         memo = tools.judged(policy)
@@ -464,6 +466,22 @@ class GatewayProvider(Provider):
             memo["shown"] = shown
             return (tools, policy), shown
         return (tools, policy, tuple(kept)), shown
+
+    async def _audited_tools(self, tools: Catalog, judged: Judged | None, policy: Policy,
+                             ctx: Any, message: str | None) -> tuple[Any, list[Any]]:
+        """Audit mode: every tool is shown, and what enforce mode would have
+        hidden from this caller (and by which stage) goes to the audit log, at
+        every listing (the answer's key is the catalog's, so a cached answer
+        is still logged here first)."""
+        stages = None if judged is None else await self._caller_stages(
+            tools, judged, policy, ctx, message)
+        items = [{"name": entry.flat, "stage": "policy" if stages is None else stages[i]}
+                 for i, entry in enumerate(tools.entries)
+                 if stages is None or stages[i] is not None]
+        if items:
+            self.audit.event("would_hide", request="tools/list", who=who(ctx),
+                             items=items, policy=self.digest_of(policy))
+        return (tools, policy, "audit"), [entry.component for entry in tools.entries]
 
     async def _caller_stages(self, tools: Catalog, judged: Judged, policy: Policy, ctx: Any,
                              message: str | None) -> list[str | None] | None:
