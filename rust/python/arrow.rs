@@ -70,11 +70,11 @@ fn import_column(obj: &Bound<'_, PyAny>, column: Column) -> PyResult<Vec<ArrayRe
         // is moved out, leaving a released one (its `release` NULL) that the
         // capsule's destructor then skips; refused, it stays for the capsule
         // to release. The schema is only borrowed (the capsule releases it).
+        // Their buffers reaching as far as the structures imply is the
+        // interface's promise, trusted (see `arrow_import::check`).
         // SAFETY: both capsules, named as the PyCapsule interface names them,
         // hold a schema and an array their producer initialized, alive while
         // `pair` is held (to the end of this block); no Python code runs here.
-        // Their buffers reaching as far as the structures imply is the
-        // interface's promise, trusted (see `arrow_import::check`).
         let imported = unsafe { arrow_import::import(schema.as_ptr(), array.as_ptr()) };
         return Ok(vec![imported.map_err(|e| refused(column, None, e))?]);
     }
