@@ -194,6 +194,7 @@ fn type_name(format: &[u8]) -> String {
 ///
 /// # Safety
 /// `buffer` points to at least `i + 1` initialized `T`s.
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
 #[inline]
 unsafe fn read<T: Copy>(buffer: *const c_void, i: usize) -> T {
     // SAFETY: the caller's promise: element `i` lies in the buffer.
@@ -205,6 +206,7 @@ unsafe fn read<T: Copy>(buffer: *const c_void, i: usize) -> T {
 ///
 /// # Safety
 /// `bits` points to at least `(start + len).div_ceil(8)` bytes.
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
 unsafe fn clear_bits(bits: *const c_void, start: usize, len: usize) -> u64 {
     if len == 0 {
         return 0;
@@ -231,6 +233,7 @@ unsafe fn clear_bits(bits: *const c_void, start: usize, len: usize) -> u64 {
 ///
 /// # Safety
 /// `bits` is NULL or points to a bitmap that reaches bit `i`.
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
 #[inline]
 unsafe fn valid(bits: *const c_void, i: usize) -> bool {
     // SAFETY: the caller's promise.
@@ -244,6 +247,7 @@ unsafe fn valid(bits: *const c_void, i: usize) -> bool {
 ///
 /// # Safety
 /// `offsets` points to at least `start + len + 1` `O`s.
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
 unsafe fn check_offsets<O: Copy + Into<i64>>(offsets: *const c_void, start: usize, len: usize) -> Result<i64, ImportIssue> {
     // SAFETY: the caller's promise, for every read below.
     let first: i64 = unsafe { read::<O>(offsets, start) }.into();
@@ -293,6 +297,7 @@ unsafe fn check_offsets<O: Copy + Into<i64>>(offsets: *const c_void, start: usiz
 /// `schema` and `array` point to an `ArrowSchema` and an `ArrowArray` for
 /// it, initialized by their producer (or released), alive for the call,
 /// whose buffers reach as far as the structures imply (above).
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
 pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray) -> Result<Layout, ImportIssue> {
     // SAFETY: the caller's promise: both point to initialized structures of
     // the interface, whose layout the mirrors repeat (the sizes are checked
@@ -409,6 +414,7 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
 /// # Safety
 /// `buffer(i)` is buffer `i` of a live array of `n_buffers` (at least 3),
 /// each reaching as far as [`check`] trusts.
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
 unsafe fn check_views(
     buffer: &dyn Fn(usize) -> *const c_void,
     n_buffers: usize,
@@ -481,6 +487,7 @@ unsafe fn check_views(
 /// # Safety
 /// As for [`check`], and `array` is writable. The trust boundary is
 /// [`check`]'s: the extents the structures imply are trusted, the rest checked.
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
 pub unsafe fn import(schema: *const FFI_ArrowSchema, array: *mut FFI_ArrowArray) -> Result<ArrayRef, ImportIssue> {
     // SAFETY: the caller's promise, passed on.
     unsafe { check(schema, array) }?;
