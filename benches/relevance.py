@@ -888,24 +888,24 @@ def semantic_variants(tools: Sequence[dict[str, Any]], tasks: Sequence[Task], sc
         low, high = min(values, default=0.0), max(values, default=0.0)
         return [(v - low) / (high - low) if high > low else 0.0 for v in values]
 
+    def steps_of(cosines: list[list[float]],
+                 transform: Callable[[list[float]], list[float]]) -> list[float]:
+        if len(cosines) == 1:
+            return transform(cosines[0])
+        parts = [scaled(transform(c)) for c in cosines]
+        return [sum(column) for column in zip(*parts, strict=True)]
+
     out: dict[str, Scores] = {name: {} for name in (
         "whole", "steps", "server 0.5", "server 1", "steps, server 0.5")}
     for task in tasks:
         q = task["question"]
         each = [step for step in _core.search_steps(q) if index.has_terms(step)]
-        texts = [q, *each] if len(each) > 1 else [q]
-        cosines = [list(scorer(text, tools)) for text in texts]
-
-        def steps_of(transform: Callable[[list[float]], list[float]]) -> list[float]:
-            if len(cosines) == 1:
-                return transform(cosines[0])
-            parts = [scaled(transform(c)) for c in cosines]
-            return [sum(column) for column in zip(*parts, strict=True)]
+        cosines = [list(scorer(text, tools)) for text in ([q, *each] if len(each) > 1 else [q])]
         out["whole"][q] = cosines[0]
-        out["steps"][q] = steps_of(lambda c: c)
+        out["steps"][q] = steps_of(cosines, lambda c: c)
         out["server 0.5"][q] = with_servers(cosines[0], 0.5)
         out["server 1"][q] = with_servers(cosines[0], 1.0)
-        out["steps, server 0.5"][q] = steps_of(lambda c: with_servers(c, 0.5))
+        out["steps, server 0.5"][q] = steps_of(cosines, lambda c: with_servers(c, 0.5))
     return out
 
 
