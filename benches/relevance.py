@@ -36,6 +36,15 @@ deviation and range:
   tool's server, asked again and added at a weight; none among the choices)
   the weight of the steps' scores against the whole question's, and a field
   (the name, the description) scored on its own and added.
+* **More methods** (:func:`general_report`), each chosen on the training folds
+  and measured on the held-out one, against what it would replace: a wider grid
+  of k1, b and field weights (:data:`WIDE_GRID`), and the grid's size chosen by
+  an inner cross-validation inside each training fold; a length normalisation
+  per field, BM25+ and query likelihood with Dirichlet smoothing, scored through
+  the reference (:func:`tweaked_index`); for the embedding scorer, each step
+  embedded, server embeddings (the mean of their tools'), a z-score mix, and
+  the ranking's options and the fusion chosen together in each training fold
+  (nested).
 
 Without a dataset (none at the given path, or at ``../shared/data/livemcpbench/``
 beside the repository by default) the recall tables are skipped, and said so.
