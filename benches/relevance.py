@@ -728,6 +728,8 @@ WIDE_GRID: dict[str, tuple[Any, ...]] = {
     "description": (0.5, 1.0),
     "params": (0.0, 0.25),
 }
+#: How many servers' tools the "servers first" variant may put ahead.
+SERVERS_FIRST = (1, 2, 3, 5)
 #: The inner cross-validation's folds (over a training fold's tasks).
 INNER_FOLDS = 5
 
@@ -923,8 +925,8 @@ def general_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task],
                    scorer: Any | None, hybrid: Measured | None
                    ) -> tuple[list[str], list[tuple[str, Measured, dict[int, float]]]]:
     """More methods, each chosen on the training folds and measured on the held-out
-    fold against what it would replace: on the lexical side a wider grid of k1, b
-    and field weights (chosen on the training fold, or the grid's size chosen by an
+    fold against what it would replace: on the lexical side servers first (how
+    many chosen per fold), a wider grid of k1, b and field weights (chosen on the training fold, or the grid's size chosen by an
     inner cross-validation there), a length normalisation per field, BM25+ and
     query likelihood; on the embedding side each step embedded, server
     embeddings, a z-score mix, and the lexical options and the fusion chosen
@@ -957,6 +959,14 @@ def general_report(tools: Sequence[dict[str, Any]], tasks: Sequence[Task],
     notes.append(f"The grid itself, chosen on all the tasks: {inner_cv(procedures)(tasks)[0]}")
     targets: list[tuple[str, Measured, dict[int, float]]] = [
         ("lexical, the grid chosen by an inner cross-validation", lexical_cv, LEXICAL_TARGETS)]
+    # Servers first, how many chosen per fold (or none).
+    firsts = [("the defaults", defaults_found)] + [
+        (f"the best {n} servers first", run(servers_first(tools, Ranking(), n), tools, tasks))
+        for n in SERVERS_FIRST]
+    rows.append((by_procedure("servers first, how many servers chosen per fold (or none)",
+                              picking(firsts), parts), base, "the defaults"))
+    rows.append((by_procedure("servers first, how many servers chosen per fold (never none)",
+                              picking(firsts[1:]), parts), base, "the defaults"))
     # (e) changes from the IR literature, through the reference.
     for kind, choices in TWEAKS.items():
         candidates = [("the defaults", defaults_found)] + [
