@@ -518,7 +518,8 @@ def fuse(kind: str, weight: float, lexical: Sequence[float],
     from toolfilter_fast.relevance.options import mix_scores
 
     if kind == "mix":
-        return mix_scores(lexical, lambda _q, _t: semantic, weight, "", lexical)
+        # The scores are given: the "tools" only say how many there are.
+        return mix_scores(lexical, lambda _q, _t: semantic, weight, "", range(len(lexical)))
     if kind == "rrf":
         return rrf(lexical, semantic, weight)
     return zmix(lexical, semantic, weight)
@@ -738,11 +739,6 @@ def wide_rankings() -> list[Ranking]:
     """Every Ranking of :data:`WIDE_GRID`, the defaults first."""
     return list(dict.fromkeys(Ranking(**dict(zip(WIDE_GRID, values, strict=True)))
                               for values in itertools.product(*WIDE_GRID.values())))
-
-
-def inner_value(candidate: Found, tasks: Sequence[Task], count: int = INNER_FOLDS) -> float:
-    """A candidate's :func:`objective` averaged over ``count`` folds of ``tasks``."""
-    return statistics.fmean(objective(candidate, part) for part in folds(tasks, count))
 
 
 #: A procedure: the training tasks -> the candidate it chooses (name, found).
