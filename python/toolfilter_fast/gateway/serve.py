@@ -58,6 +58,7 @@ from fastmcp.server.dependencies import get_access_token, get_context, get_http_
 from ..list_filter import ListFilterMiddleware
 from ..policy import Policy
 from .audit import AuditLog, policy_digest
+from .call_relay import CallRelay
 from .listing_cache import ListingCache
 from .provider import GatewayProvider, PolicyRunner
 from .servers import ServerSpec
@@ -290,6 +291,7 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
                                runner=PolicyRunner(policy_timeout), names=names)
     provider.audit, provider.digest_of = audit, policy.digest_of
     server.add_provider(provider)
+    CallRelay.install(server, provider)
     # Outermost in the SDK's chain (FastMCP's low-level server, which its own
     # transports run too): the list filter sees each list and the
     # capabilities in their final wire form; inside it, the tools listings
