@@ -3,7 +3,7 @@ NAME RECORD``, a FastMCP server whose tools answer in every shape a result
 has (text, structured content, an error, an image, ``_meta``), one that
 takes its time, one that reports progress, and one that ends the process in
 the middle of its call. Each call appends the tool's name to RECORD first
-(what really ran upstream).
+(what really ran upstream); the slow one, cancelled in its sleep, ``cancelled``.
 """
 
 # No ``from __future__ import annotations``: FastMCP reads the tools' annotations,
@@ -62,7 +62,11 @@ def build(name: str, record: Path):
     @server.tool
     async def slow_echo(text: str, delay: float) -> str:
         ran("slow_echo")
-        await asyncio.sleep(delay)
+        try:
+            await asyncio.sleep(delay)
+        except asyncio.CancelledError:
+            ran("cancelled")
+            raise
         return text
 
     @server.tool

@@ -1,7 +1,8 @@
 """``tools/call`` through the gateway (``toolfilter serve`` as a process, real
 FastMCP upstreams as processes): the upstream's result comes back as the
 upstream gave it, calls in flight on one upstream each get their own answer,
-an upstream that ends in the middle of a call gives an error while the
+a call the client cancels is cancelled upstream, progress comes back, an
+upstream that ends in the middle of a call gives an error while the
 gateway goes on, and a hidden tool is unknown and never runs."""
 
 from __future__ import annotations
@@ -100,6 +101,31 @@ def test_calls_in_flight_on_one_upstream_each_get_their_own_answer(tmp_path):
     assert [r.content[0].text for r in results] == texts
     assert all(r.is_error is False for r in results)
     assert ran(tmp_path, "one") == ["slow_echo"] * len(texts)
+
+
+def test_a_call_the_client_cancels_is_cancelled_upstream(tmp_path):
+    paths = setup(tmp_path)
+
+    async def main():
+        async with stdio_gateway(paths, tmp_path / "serve.log") as gateway:
+            call = asyncio.ensure_future(gateway.call_tool_mcp(
+                "one__slow_echo", {"text": "never", "delay": DEADLINE}))
+            await wait_until(lambda: ran(tmp_path, "one") == ["slow_echo"])
+            call.cancel()
+            await wait_until(lambda: "cancelled" in ran(tmp_path, "one"))
+            return call.cancelled(), await gateway.call_tool_mcp("one__echo", {"text": "next"})
+
+    cancelled, after = asyncio.run(main())
+    assert cancelled
+    assert ran(tmp_path, "one") == ["slow_echo", "cancelled", "echo"]
+    assert after.content[0].text == "one next"
+
+
+async def wait_until(done) -> None:
+    end = asyncio.get_running_loop().time() + DEADLINE
+    while not done():
+        assert asyncio.get_running_loop().time() < end, "it never came"
+        await asyncio.sleep(0.02)
 
 
 def test_the_upstreams_progress_reaches_the_caller(tmp_path):
