@@ -493,13 +493,17 @@ async def _concurrent(url: str, config: Config, checks: dict[str, Any]) -> dict[
     return {"requests": len(times), "seconds": took, "times": times, "errors": errors}
 
 
-def measure(config: Config) -> dict[str, Any]:
+def measure(config: Config, *, calls: bool = False) -> dict[str, Any]:
+    """Every row's timings; ``calls`` (``--calls``): only the latency rounds
+    (no big listing, no concurrent clients)."""
     checks: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         setup = Setup(Path(tmp))
         try:
             latency = {(transport, count): _latency(setup, config, transport, count, checks)
                        for transport in ("stdio", "http") for count in (1, config.many)}
+            if calls:
+                return {"latency": latency, "checks": checks}
             big = _big(setup, config, checks)
             concurrent = asyncio.run(_concurrent(
                 setup.http_gateway("concurrent", config.many, config.tools, config.raw), config,
@@ -556,39 +560,10 @@ def call_rows(result: dict[str, Any], config: Config) -> list[dict[str, Any]]:
     return out
 
 
-def measure_calls(config: Config) -> dict[str, Any]:
-    """Only the call rows' timings (``--calls``): no listing rounds, no big
-    listing, no concurrent clients."""
-    checks: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        setup = Setup(Path(tmp))
-        try:
-            latency = {(transport, count): _latency(setup, config, transport, count, checks)
-                       for transport in ("stdio", "http") for count in (1, config.many)}
-        finally:
-            setup.close()
-    return {"latency": latency, "checks": checks}
-
-
-def render_calls(result: dict[str, Any], config: Config) -> str:
+def render(result: dict[str, Any], config: Config, *, calls: bool = False) -> str:
+    """The tables; ``calls``: only the call rows and lines (of ``measure(calls=True)``)."""
     lines = ["| workload | measured | target | met |", "| --- | --- | --- | --- |"]
-    lines += [f"| {row['workload']} | {row['value']} | {row['target']} | "
-              f"{'met' if row['met'] else 'missed'} |" for row in call_rows(result, config)]
-    lines += ["", "| transport | upstreams | request | direct median | direct p99 | gateway "
-              "median | gateway p99 | rounds |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for (transport, count), timings in result["latency"].items():
-        direct, gateway = timings["call"]
-        lines.append(f"| {transport} | {count} | tools/call | {_ms(statistics.median(direct))} | "
-                     f"{_ms(_p99(direct))} | {_ms(statistics.median(gateway))} | "
-                     f"{_ms(_p99(gateway))} | {len(gateway)} |")
-    load = os.getloadavg()
-    lines += ["", f"Load average {load[0]:.2f} (1 min), {load[2]:.2f} (15 min) at the end."]
-    return "\n".join(lines)
-
-
-def render(result: dict[str, Any], config: Config) -> str:
-    lines = ["| workload | measured | target | met |", "| --- | --- | --- | --- |"]
-    for row in rows(result, config):
+    for row in call_rows(result, config) if calls else rows(result, config):
         lines.append(f"| {row['workload']} | {row['value']} | {row['target']} | "
                      f"{'met' if row['met'] else 'missed'} |")
     lines += ["", "Latency (direct: each upstream listed, the slowest one's time per round; "
@@ -596,7 +571,7 @@ def render(result: dict[str, Any], config: Config) -> str:
               "| transport | upstreams | request | direct median | direct p99 | gateway median "
               "| gateway p99 | rounds |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for (transport, count), timings in result["latency"].items():
-        for request in ("list", "call"):
+        for request in ("call",) if calls else ("list", "call"):
             direct, gateway = timings[request]
             lines.append(f"| {transport} | {count} | tools/{request} | "
                          f"{_ms(statistics.median(direct))} | {_ms(_p99(direct))} | "
@@ -630,19 +605,14 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.calls:
         config.list_rounds = 0
-        result = measure_calls(config)
-        print(f"fastmcp {version('fastmcp')}, mcp {version('mcp')}, "
-              f"Python {sys.version.split()[0]}\n")
-        print(render_calls(result, config))
+        result = measure(config, calls=True)
         problems = check_calls(result, config)
-        for problem in problems:
-            print(f"wrong answer: {problem}", file=sys.stderr)
-        return 1 if problems else 0
-    result = measure(config)
+    else:
+        result = measure(config)
+        problems = check(result, config)
     print(f"fastmcp {version('fastmcp')}, mcp {version('mcp')}, "
           f"Python {sys.version.split()[0]}\n")
-    print(render(result, config))
-    problems = check(result, config)
+    print(render(result, config, calls=args.calls))
     for problem in problems:
         print(f"wrong answer: {problem}", file=sys.stderr)
     return 1 if problems else 0
@@ -692,10 +662,10 @@ def test_gateway_bench_runs_and_answers_right():
 def test_gateway_bench_calls_only_times_the_calls():
     pytest.importorskip("fastmcp", reason="needs the gateway extra")
     config = Config(tools=20, list_rounds=0, call_rounds=2, many=2, raw=True)
-    result = measure_calls(config)
+    result = measure(config, calls=True)
     assert check_calls(result, config) == []
     assert [row["target"] for row in call_rows(result, config)] == ["<= 1.2x"] * 2
-    table = render_calls(result, config)
+    table = render(result, config, calls=True)
     assert "| http | 2 | tools/call |" in table and "tools/list" not in table
 
 

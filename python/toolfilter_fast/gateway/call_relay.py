@@ -44,6 +44,7 @@ from fastmcp.server.context import Context
 from fastmcp.server.dependencies import bind_request_context
 from fastmcp.telemetry import inject_trace_context
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
     CLIENT_INFO_META_KEY,
@@ -52,6 +53,7 @@ from mcp_types import (
     CallToolResult,
     TextContent,
 )
+from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .provider import ROUTED, GatewayProvider
@@ -115,13 +117,22 @@ class CallRelay:
                 session, entry.name, params.arguments, meta=_forwarded(params.meta),
                 progress=_progress(ctx), input_required=modern)
         except Exception as err:
-            logger.error("tools/call of %r (upstream %r, tool %r) failed: %s", params.name,
-                         entry.upstream.name, entry.name, err)
-            return CallToolResult(content=[TextContent(
-                type="text", text=f"Error calling tool {params.name!r}: {err}")], is_error=True)
+            # A capability the upstream says the client lacks: the call cannot be
+            # served at all, an error on the wire (SEP-2575), as FastMCP answers it.
+            if isinstance(err, MCPError) and err.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+                raise
+            return _failed(params.name, entry.upstream.name, entry.name, err)
         if isinstance(result, CallToolResult):
             return _own_meta(result)
         return result  # an upstream's question (InputRequiredResult), on a modern connection
+
+
+def _failed(flat: str, server: str, name: str, err: Exception) -> CallToolResult:
+    """A call the upstream did not answer with a result: an ``isError`` result
+    that says why, as FastMCP answers a tool that raised; one log line."""
+    logger.error("tools/call of %r (upstream %r, tool %r) failed: %s", flat, server, name, err)
+    return CallToolResult(content=[TextContent(
+        type="text", text=f"Error calling tool {flat!r}: {err}")], is_error=True)
 
 
 def _version_asked(meta: Any) -> bool:

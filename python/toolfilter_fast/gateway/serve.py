@@ -18,6 +18,9 @@ The gateway is FastMCP's own machinery, put together:
   request's ``params.filter`` (the draft proposal for list filtering) and
   advertises it in the capabilities: it narrows what the policy shows, on
   the names the client sees;
+* :class:`~toolfilter_fast.gateway.call_relay.CallRelay`, the SDK server's
+  ``tools/call`` handler, routes a call through the provider and sends it on
+  a stdio upstream's one kept session (any other goes FastMCP's own way);
 * the caller is FastMCP's verified access token (``StaticTokenVerifier`` for a
   token file, ``JWTVerifier`` for JWT/JWKS) and the request's headers, over
   HTTP (uvicorn, run here so that the gateway owns its signals); over stdio,

@@ -4,8 +4,11 @@ than its deadline.
 
 FastMCP's proxy does the protocol: each query gets a fresh ``ProxyClient`` on
 the upstream's transport (what ``fastmcp.server.create_proxy`` does), and a
-stdio upstream keeps one process for all of them. What this module adds is
-the upstream's health, and its lists as the gateway reads them
+stdio upstream keeps one process, and one MCP session, for all of them. A
+call of a stdio upstream's tool skips the fresh client: it goes straight on
+that session (:meth:`Upstream.call`, sent by the gateway's
+:class:`~toolfilter_fast.gateway.call_relay.CallRelay`). What this module adds
+is the upstream's health, and its lists as the gateway reads them
 (:meth:`Upstream.listing`, by the upstream's own names), cached:
 
 * each list (tools, prompts, resources, resource templates) is kept after it
