@@ -1,5 +1,5 @@
-"""A stdio upstream for the gateway's call tests: ``python _gateway_call_upstream.py
-NAME RECORD``, a FastMCP server whose tools answer in every shape a result
+"""An upstream for the gateway's call tests: ``python _gateway_call_upstream.py
+NAME RECORD [PORT]``, a FastMCP server over stdio (over HTTP on PORT) whose tools answer in every shape a result
 has (text, structured content, an error, an image, ``_meta``), one that
 takes its time, one that reports progress, and one that ends the process in
 the middle of its call. Each call appends the tool's name to RECORD first
@@ -90,5 +90,9 @@ def build(name: str, record: Path):
 
 
 if __name__ == "__main__":
-    build(sys.argv[1], Path(sys.argv[2])).run(transport="stdio", show_banner=False,
-                                              log_level="WARNING")
+    server = build(sys.argv[1], Path(sys.argv[2]))
+    if len(sys.argv) > 3:  # over HTTP on that port
+        server.run(transport="http", host="127.0.0.1", port=int(sys.argv[3]),
+                   show_banner=False, log_level="WARNING")
+    else:
+        server.run(transport="stdio", show_banner=False, log_level="WARNING")

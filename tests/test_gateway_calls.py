@@ -8,8 +8,12 @@ gateway goes on, and a hidden tool is unknown and never runs."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -194,3 +198,39 @@ def test_a_hidden_tool_is_unknown_and_never_runs_over_stdio_and_http(tmp_path):
         assert shown.is_error is False and shown.content[0].type == "image"
     assert "delete_all" not in ran(tmp_path, "one")
     assert ran(tmp_path, "one") == ["picture", "picture"]
+
+
+def test_an_http_upstream_is_called_through_fastmcps_proxy_judged_once(tmp_path):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    upstream = subprocess.Popen([sys.executable, SCRIPT, "web", str(tmp_path / "web.record"),
+                                 str(port)], stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.monotonic() + DEADLINE
+        while True:  # up once it takes a connection
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < end and upstream.poll() is None
+                time.sleep(0.1)
+        paths = write_files(tmp_path, {"web": {"url": f"http://127.0.0.1:{port}/mcp"}}, POLICY)
+        audit = tmp_path / "audit.jsonl"
+
+        async def main():
+            async with stdio_gateway(paths, tmp_path / "serve.log", "--audit-log",
+                                     str(audit)) as gateway:
+                return (await gateway.call_tool_mcp("web__square", {"n": 3}),
+                        await gateway.call_tool_mcp("web__delete_all", {}))
+
+        square, hidden = asyncio.run(main())
+    finally:
+        upstream.terminate()
+        upstream.wait(timeout=DEADLINE)
+    assert square.is_error is False and square.structured_content == {"n": 3, "square": 9}
+    assert hidden.is_error is True and hidden.content[0].text == "Unknown tool: 'web__delete_all'"
+    assert ran(tmp_path, "web") == ["square"]
+    events = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
+    assert [(e["name"], e["stage"]) for e in events if e["event"] == "hidden"] == \
+        [("web__delete_all", "visibility")]
