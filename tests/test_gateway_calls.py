@@ -132,20 +132,33 @@ async def wait_until(done) -> None:
         await asyncio.sleep(0.02)
 
 
-def test_the_upstreams_progress_reaches_the_caller(tmp_path):
+def test_the_upstreams_progress_reaches_the_caller_over_stdio_and_http(tmp_path):
     paths = setup(tmp_path)
-    seen = []
+    seen: dict[str, list] = {"stdio": [], "http": []}
 
-    async def progress(done, total, message):
-        seen.append((done, total, message))
+    async def call(client, transport):
+        async def progress(done, total, message):
+            seen[transport].append((done, total, message))
 
-    async def main():
+        return await client.call_tool_mcp("two__steps", {}, progress_handler=progress)
+
+    async def over_stdio():
         async with stdio_gateway(paths, tmp_path / "serve.log") as gateway:
-            return await gateway.call_tool_mcp("two__steps", {}, progress_handler=progress)
+            return await call(gateway, "stdio")
 
-    result = asyncio.run(main())
-    assert result.content[0].text == "three steps"
-    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    results = [asyncio.run(over_stdio())]
+    served = serve_http(tmp_path)
+    try:
+        async def over_http():
+            async with Client(served.url, auth="token-bob", timeout=DEADLINE) as client:
+                return await call(client, "http")
+
+        results.append(asyncio.run(over_http()))
+    finally:
+        served.stop()
+    assert [result.content[0].text for result in results] == ["three steps"] * 2
+    steps = [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    assert seen == {"stdio": steps, "http": steps}
 
 
 def test_an_upstream_that_ends_mid_call_gives_an_error_and_the_gateway_goes_on(tmp_path):
