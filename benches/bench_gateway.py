@@ -2,6 +2,7 @@
 
     python benches/bench_gateway.py                 # the full run, the tables
     python benches/bench_gateway.py --quick         # fewer rounds
+    python benches/bench_gateway.py --calls         # only the tools/call rows
     pytest benches/bench_gateway.py                 # small, once: the answers checked
 
 Every upstream is a real process over stdio: this file run as ``--upstream K N``
@@ -492,13 +493,17 @@ async def _concurrent(url: str, config: Config, checks: dict[str, Any]) -> dict[
     return {"requests": len(times), "seconds": took, "times": times, "errors": errors}
 
 
-def measure(config: Config) -> dict[str, Any]:
+def measure(config: Config, *, calls: bool = False) -> dict[str, Any]:
+    """Every row's timings; ``calls`` (``--calls``): only the latency rounds
+    (no big listing, no concurrent clients)."""
     checks: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         setup = Setup(Path(tmp))
         try:
             latency = {(transport, count): _latency(setup, config, transport, count, checks)
                        for transport in ("stdio", "http") for count in (1, config.many)}
+            if calls:
+                return {"latency": latency, "checks": checks}
             big = _big(setup, config, checks)
             concurrent = asyncio.run(_concurrent(
                 setup.http_gateway("concurrent", config.many, config.tools, config.raw), config,
@@ -527,12 +532,7 @@ def rows(result: dict[str, Any], config: Config) -> list[dict[str, Any]]:
                                     "one direct",
                         "value": f"{ratio:.2f}x", "target": "<= 1.3x",
                         "met": ratio <= 1.3})
-    for transport in ("stdio", "http"):
-        direct, gateway = latency[(transport, config.many)]["call"]
-        ratio = statistics.median(gateway) / statistics.median(direct)
-        out.append({"workload": f"tools/call round trip, {config.many} upstreams ({transport}), "
-                                "over direct", "value": f"{ratio:.2f}x", "target": "<= 1.2x",
-                    "met": ratio <= 1.2})
+    out += call_rows(result, config)
     total = config.big_upstreams * config.big_tools
     p50 = statistics.median(result["big"])
     out.append({"workload": f"tools/list of {total:,} tools over {config.big_upstreams} "
@@ -549,9 +549,21 @@ def rows(result: dict[str, Any], config: Config) -> list[dict[str, Any]]:
     return out
 
 
-def render(result: dict[str, Any], config: Config) -> str:
+def call_rows(result: dict[str, Any], config: Config) -> list[dict[str, Any]]:
+    out = []
+    for transport in ("stdio", "http"):
+        direct, gateway = result["latency"][(transport, config.many)]["call"]
+        ratio = statistics.median(gateway) / statistics.median(direct)
+        out.append({"workload": f"tools/call round trip, {config.many} upstreams ({transport}), "
+                                "over direct", "value": f"{ratio:.2f}x", "target": "<= 1.2x",
+                    "met": ratio <= 1.2})
+    return out
+
+
+def render(result: dict[str, Any], config: Config, *, calls: bool = False) -> str:
+    """The tables; ``calls``: only the call rows and lines (of ``measure(calls=True)``)."""
     lines = ["| workload | measured | target | met |", "| --- | --- | --- | --- |"]
-    for row in rows(result, config):
+    for row in call_rows(result, config) if calls else rows(result, config):
         lines.append(f"| {row['workload']} | {row['value']} | {row['target']} | "
                      f"{'met' if row['met'] else 'missed'} |")
     lines += ["", "Latency (direct: each upstream listed, the slowest one's time per round; "
@@ -559,7 +571,7 @@ def render(result: dict[str, Any], config: Config) -> str:
               "| transport | upstreams | request | direct median | direct p99 | gateway median "
               "| gateway p99 | rounds |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for (transport, count), timings in result["latency"].items():
-        for request in ("list", "call"):
+        for request in ("call",) if calls else ("list", "call"):
             direct, gateway = timings[request]
             lines.append(f"| {transport} | {count} | tools/{request} | "
                          f"{_ms(statistics.median(direct))} | {_ms(_p99(direct))} | "
@@ -574,6 +586,8 @@ def render(result: dict[str, Any], config: Config) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    parser.add_argument("--calls", action="store_true",
+                        help="only the tools/call rows (and their latency lines)")
     parser.add_argument("--upstream", nargs=2, type=int, metavar=("K", "N"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--raw-upstream", nargs=2, type=int, metavar=("K", "N"),
@@ -587,20 +601,25 @@ def main(argv: list[str] | None = None) -> int:
         raw_upstream(*args.raw_upstream)
         return 0
     config = Config(list_rounds=40, call_rounds=40, big_rounds=20) if args.quick else Config()
-    result = measure(config)
     from importlib.metadata import version
 
+    if args.calls:
+        config.list_rounds = 0
+        result = measure(config, calls=True)
+        problems = check_calls(result, config)
+    else:
+        result = measure(config)
+        problems = check(result, config)
     print(f"fastmcp {version('fastmcp')}, mcp {version('mcp')}, "
           f"Python {sys.version.split()[0]}\n")
-    print(render(result, config))
-    problems = check(result, config)
+    print(render(result, config, calls=args.calls))
     for problem in problems:
         print(f"wrong answer: {problem}", file=sys.stderr)
     return 1 if problems else 0
 
 
-def check(result: dict[str, Any], config: Config) -> list[str]:
-    """What the gateway answered wrong during the run (the timings aside)."""
+def check_calls(result: dict[str, Any], config: Config) -> list[str]:
+    """What the gateway listed and called wrong in the latency rounds."""
     checks = result["checks"]
     problems = []
     for transport in ("stdio", "http"):
@@ -611,6 +630,13 @@ def check(result: dict[str, Any], config: Config) -> list[str]:
                 problems.append(f"{transport} with {count}: listed {listed}")
             if not checks[f"{transport}{count} hidden call refused"]:
                 problems.append(f"{transport} with {count}: a hidden tool was called")
+    return problems
+
+
+def check(result: dict[str, Any], config: Config) -> list[str]:
+    """What the gateway answered wrong during the run (the timings aside)."""
+    checks = result["checks"]
+    problems = check_calls(result, config)
     big = [n for k in range(config.big_upstreams) for n in visible(f"s{k}", config.big_tools)]
     if checks["big listed"] != big:
         problems.append(f"the big listing: {len(checks['big listed'])} tools")
@@ -631,6 +657,16 @@ def test_gateway_bench_runs_and_answers_right():
     assert [row["target"] for row in rows(result, config)] == \
         ["<= 1.3x"] * 4 + ["<= 1.2x"] * 2 + ["< 20 ms", "0 errors"]
     assert "| stdio | 2 | tools/list |" in render(result, config)
+
+
+def test_gateway_bench_calls_only_times_the_calls():
+    pytest.importorskip("fastmcp", reason="needs the gateway extra")
+    config = Config(tools=20, list_rounds=0, call_rounds=2, many=2, raw=True)
+    result = measure(config, calls=True)
+    assert check_calls(result, config) == []
+    assert [row["target"] for row in call_rows(result, config)] == ["<= 1.2x"] * 2
+    table = render(result, config, calls=True)
+    assert "| http | 2 | tools/call |" in table and "tools/list" not in table
 
 
 if __name__ == "__main__":

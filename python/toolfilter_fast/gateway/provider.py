@@ -56,8 +56,8 @@ from .audit import AuditLog, who
 from .naming import URI, Naming, flat_uri
 from .upstream import Upstream, logger
 
-__all__ = ["LISTING", "Entry", "GatewayProvider", "Judged", "PolicyRunner", "PolicyTimeout",
-           "flat_uri", "refusal"]
+__all__ = ["LISTING", "ROUTED", "Entry", "GatewayProvider", "Judged", "PolicyRunner",
+           "PolicyTimeout", "flat_uri", "refusal"]
 
 
 #: How many callers' answers (by ctx and message) a catalog keeps under one policy.
@@ -68,6 +68,13 @@ CALLERS = 64
 #: them again: ``{"shown": [...]}``, and ``"used"`` once the listing took them.
 LISTING: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "toolfilter tools listing", default=None)
+
+#: A call already routed (:meth:`GatewayProvider.route_tool`) by the call
+#: relay before it hands the call to FastMCP's own path: ``(name, entry)``,
+#: the entry None for a tool that is unknown or hidden, so that path neither
+#: judges nor logs it again.
+ROUTED: contextvars.ContextVar[tuple[str, Entry | None] | None] = contextvars.ContextVar(
+    "toolfilter routed call", default=None)
 
 
 def refusal(kind: str, name: Any) -> str | None:
@@ -518,6 +525,18 @@ class GatewayProvider(Provider):
         return stages
 
     async def _get_tool(self, name: str, version: Any = None) -> Any:
+        routed = ROUTED.get()
+        if routed is not None and routed[0] == name:  # this call was judged already
+            entry: Entry | None = routed[1]
+        else:
+            entry = await self.route_tool(name)
+        return None if entry is None else _versioned(entry.component, version)
+
+    async def route_tool(self, name: str) -> Entry | None:
+        """The entry a call of the gateway's tool ``name`` goes to, or None when
+        the catalog has no such tool or the policy hides it from this caller
+        (logged: :meth:`_hidden`); in audit mode a hidden tool is logged and
+        routed. The one judgement of a call, whichever path sends it upstream."""
         tools = await self.catalog("tools", fresh=False)
         index = tools.find(name)
         if index is None:
@@ -538,7 +557,7 @@ class GatewayProvider(Provider):
         if stage is not None and self._hidden("tools", name, stage, ctx, policy,
                                               entry.upstream.name):
             return None
-        return _versioned(entry.component, version)
+        return entry
 
     async def _call_stage(self, name: str, tools: Catalog, index: int, judged: Judged,
                           policy: Policy, ctx: Any, message: str | None) -> str | None:

@@ -18,6 +18,9 @@ The gateway is FastMCP's own machinery, put together:
   request's ``params.filter`` (the draft proposal for list filtering) and
   advertises it in the capabilities: it narrows what the policy shows, on
   the names the client sees;
+* :class:`~toolfilter_fast.gateway.call_relay.CallRelay`, the SDK server's
+  ``tools/call`` handler, routes a call through the provider and sends it on
+  a stdio upstream's one kept session (any other goes FastMCP's own way);
 * the caller is FastMCP's verified access token (``StaticTokenVerifier`` for a
   token file, ``JWTVerifier`` for JWT/JWKS) and the request's headers, over
   HTTP (uvicorn, run here so that the gateway owns its signals); over stdio,
@@ -58,6 +61,7 @@ from fastmcp.server.dependencies import get_access_token, get_context, get_http_
 from ..list_filter import ListFilterMiddleware
 from ..policy import Policy
 from .audit import AuditLog, policy_digest
+from .call_relay import CallRelay
 from .listing_cache import ListingCache
 from .provider import GatewayProvider, PolicyRunner
 from .servers import ServerSpec
@@ -290,6 +294,7 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
                                runner=PolicyRunner(policy_timeout), names=names)
     provider.audit, provider.digest_of = audit, policy.digest_of
     server.add_provider(provider)
+    CallRelay.install(server, provider)
     # Outermost in the SDK's chain (FastMCP's low-level server, which its own
     # transports run too): the list filter sees each list and the
     # capabilities in their final wire form; inside it, the tools listings

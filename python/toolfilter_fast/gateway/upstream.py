@@ -4,8 +4,11 @@ than its deadline.
 
 FastMCP's proxy does the protocol: each query gets a fresh ``ProxyClient`` on
 the upstream's transport (what ``fastmcp.server.create_proxy`` does), and a
-stdio upstream keeps one process for all of them. What this module adds is
-the upstream's health, and its lists as the gateway reads them
+stdio upstream keeps one process, and one MCP session, for all of them. A
+call of a stdio upstream's tool skips the fresh client: it goes straight on
+that session (:meth:`Upstream.call`, sent by the gateway's
+:class:`~toolfilter_fast.gateway.call_relay.CallRelay`). What this module adds
+is the upstream's health, and its lists as the gateway reads them
 (:meth:`Upstream.listing`, by the upstream's own names), cached:
 
 * each list (tools, prompts, resources, resource templates) is kept after it
@@ -59,6 +62,8 @@ from fastmcp.client.transports import (
     StreamableHttpTransport,
 )
 from fastmcp.server.providers.proxy import ProxyClient, ProxyProvider
+from mcp import ClientSession
+from mcp.shared.dispatcher import ProgressFnT
 
 from ..sdk_hints import hints_as_sent
 from .servers import ServerSpec
@@ -110,6 +115,12 @@ class _OneLifeStdio(StdioTransport):
         if task is not None and (task.done() or self._is_session_dead()):
             self.ended = True
         return self.ended
+
+    def live_session(self) -> ClientSession | None:
+        """The process's one MCP session while it runs (None before the first
+        connect, or once the process has ended)."""
+        session: ClientSession | None = self._session
+        return None if session is None or self.gone() else session
 
     async def connect(self, **kwargs: Any) -> Any:
         if self.gone():
@@ -462,6 +473,38 @@ class Upstream(ProxyProvider):
                                seen[name], kind, name)
         self._duplicates[kind] = twice
         return [item for item in items if key(item) not in twice]
+
+    # --- calls ---------------------------------------------------------------------
+
+    def session(self) -> ClientSession | None:
+        """The one MCP session a stdio upstream's process keeps, on which
+        :meth:`call` sends; None for any other upstream (FastMCP's proxy
+        connects for each request) and for one not running."""
+        if isinstance(self.transport, _OneLifeStdio):
+            return self.transport.live_session()
+        return None
+
+    async def call(self, session: ClientSession, name: str, arguments: dict[str, Any] | None,
+                   *, meta: dict[str, Any] | None, progress: ProgressFnT | None,
+                   input_required: bool) -> Any:
+        """``tools/call`` of the upstream's tool ``name`` on ``session`` (see
+        :meth:`session`): the upstream's result as it sent it (a
+        ``CallToolResult``, or an ``InputRequiredResult`` when
+        ``input_required``). Calls in flight share the session, each its own
+        JSON-RPC id; a caller's cancel reaches the upstream as
+        ``notifications/cancelled`` (the SDK's session sends it). A process that
+        ends meanwhile fails the call at once (and the upstream is down), as an
+        :class:`UpstreamGone`."""
+        try:
+            return await session.call_tool(name, arguments, progress_callback=progress,
+                                           meta=meta,  # type: ignore[arg-type]
+                                           allow_input_required=input_required)
+        except Exception as err:
+            if not self._ended():
+                raise
+            self._went_down("its process has exited")
+            raise UpstreamGone(f"upstream {self.name!r} is down: its process has exited "
+                               f"({_why(err)})") from err
 
     # FastMCP's own lookups are not used: the gateway routes by its own map.
     async def get_tasks(self) -> Sequence[Any]:
