@@ -294,11 +294,26 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
     # transports run too): the list filter sees each list and the
     # capabilities in their final wire form; inside it, the tools listings
     # answered before are answered from their wire form.
-    server._mcp_server.middleware.insert(0, ListingCache(server, provider))
+    listing_cache = ListingCache(server, provider)
+    server._mcp_server.middleware.insert(0, listing_cache)
     server._mcp_server.middleware.insert(0, ListFilterMiddleware())
+    _write_through(server._mcp_server, listing_cache)
     gateway = Gateway(server, upstreams, policy, provider, stateless=stateless)
     holder.append(gateway)
     return gateway
+
+
+def _write_through(low_level: Any, listing_cache: ListingCache) -> None:
+    """Every connection the SDK's ``Server.run`` serves (FastMCP runs stdio and
+    SSE through it) writes through the listing cache's write stream, which
+    writes a tools listing given again from its JSON text kept."""
+    run = low_level.run
+
+    async def run_writing_through(read_stream: Any, write_stream: Any, *args: Any,
+                                  **kwargs: Any) -> None:
+        await run(read_stream, listing_cache.wire(write_stream), *args, **kwargs)
+
+    low_level.run = run_writing_through
 
 
 async def _close(upstream: Upstream) -> None:
