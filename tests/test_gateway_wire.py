@@ -196,6 +196,36 @@ def test_stdio_answers_given_again_are_the_bytes_of_the_first(tmp_path):
     assert again["result"] == json.loads(git[0][0].replace(b'"id":ID', b'"id":100'))["result"]
 
 
+fcntl = pytest.importorskip("fcntl", reason="pipes sized by fcntl (POSIX)")
+needs_pipe_sizes = pytest.mark.skipif(not hasattr(fcntl, "F_SETPIPE_SZ"),
+                                      reason="the pipe's size is set on Linux only")
+
+
+@needs_pipe_sizes
+def test_the_pipe_answered_on_is_grown_and_anything_else_left_alone(tmp_path):
+    import os
+
+    from toolfilter_fast.gateway.serve import PIPE_SIZE, _grow_pipe
+
+    read, write = os.pipe()
+    try:
+        with os.fdopen(write, "wb", closefd=False) as stream:
+            _grow_pipe(stream)
+        assert fcntl.fcntl(read, fcntl.F_GETPIPE_SZ) == PIPE_SIZE
+    finally:
+        os.close(read)
+        os.close(write)
+    with (tmp_path / "file").open("wb") as stream:
+        _grow_pipe(stream)  # no pipe: nothing to do, no error
+    _grow_pipe(object())  # no file at all: the same
+    # Over stdio, the gateway's answers come on a pipe of that size.
+    paths = raw_setup(tmp_path, {"raw": spec_of(tmp_path, "raw", [tool("read_a", READ)])},
+                      GROUPS_POLICY)
+    with gateway(paths, tmp_path) as client:
+        client.initialize()
+        assert fcntl.fcntl(client.process.stdout.fileno(), fcntl.F_GETPIPE_SZ) == PIPE_SIZE
+
+
 def test_a_change_notice_and_a_reload_are_written_anew(tmp_path):
     paths = raw_setup(tmp_path, {"raw": spec_of(tmp_path, "raw", [tool("read_a", READ)])},
                       GROUPS_POLICY)
