@@ -21,7 +21,7 @@ import pytest
 
 fastmcp = pytest.importorskip("fastmcp", reason="needs the gateway extra")
 
-from _gateway import DEADLINE, change_tools, raw_setup, serve_http  # noqa: E402
+from _gateway import DEADLINE, change_tools, raw_http, raw_setup, serve_http  # noqa: E402
 from mcp.shared.message import SessionMessage  # noqa: E402
 from mcp_types import ErrorData, JSONRPCError, JSONRPCResponse  # noqa: E402
 from test_gateway_cache import rewrite, spec_of  # noqa: E402
@@ -271,30 +271,18 @@ async def _http_listings(url, token, ids):
     one streamable-HTTP session: the results by page."""
     import httpx
 
-    headers = {"authorization": f"Bearer {token}", "content-type": "application/json",
-               "accept": "application/json, text/event-stream"}
     async with httpx.AsyncClient(timeout=DEADLINE) as http:
+        send = raw_http(http, url, token)
+
         async def post(message):
-            response = await http.post(url, json=message, headers=headers)
-            response.raise_for_status()
-            if "mcp-session-id" in response.headers:
-                headers["mcp-session-id"] = response.headers["mcp-session-id"]
-            if not response.text.strip():
-                return None
-            if response.headers.get("content-type", "").startswith("text/event-stream"):
-                data = [line[5:] for line in response.text.splitlines()
-                        if line.startswith("data:")]
-                answer = json.loads(data[-1])
-            else:
-                answer = response.json()
+            answer = await send(message)
             assert answer["id"] == message["id"]
             return answer["result"]
 
-        init = await post({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        await post({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "raw", "version": "1"}}})
-        headers["mcp-protocol-version"] = init["protocolVersion"]
-        await post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         out, cursor = [], None
         while True:
             params = {} if cursor is None else {"cursor": cursor}
