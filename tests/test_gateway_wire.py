@@ -108,6 +108,9 @@ def test_only_the_tools_of_an_answer_kept_are_written_from_their_text():
     # An answer kept again under its key (two first listings at once): the old one's text goes.
     cache._keep(key(ANSWERS), "catalog", {"tools": [TOOLS[1]]})
     assert type(written(cache, 1, {"tools": newest})) is JSONRPCResponse
+    # Tools that are no JSON (a lone surrogate) are left to the SDK's own dump.
+    cache._keep(key(0), "catalog", {"tools": [dict(TOOLS[1], description="\ud800")]})
+    assert type(written(cache, 1, {"tools": cache._kept[key(0)]["tools"]})) is JSONRPCResponse
 
 
 # --- over stdio ------------------------------------------------------------------------

@@ -154,7 +154,10 @@ class ListingCache:
             return item
         text = known[1]
         if text is None:
-            text = pydantic_core.to_json(tools).decode()
+            try:
+                text = pydantic_core.to_json(tools).decode()
+            except ValueError:  # (pydantic's serialization error): the SDK's own dump then
+                return item
             self._texts[id(tools)] = (tools, text)
         wired = WireResponse.model_construct(message.model_fields_set, jsonrpc=message.jsonrpc,
                                              id=message.id, result=message.result)
