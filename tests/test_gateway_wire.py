@@ -229,33 +229,44 @@ def test_the_pipe_answered_on_is_grown_and_anything_else_left_alone(tmp_path):
         assert fcntl.fcntl(client.process.stdout.fileno(), fcntl.F_GETPIPE_SZ) == PIPE_SIZE
 
 
-def test_a_change_notice_and_a_reload_are_written_anew(tmp_path):
+def shown(line):
+    """The tools (name, description) of an answer's line, its id taken out."""
+    return [(t["name"], t.get("description")) for t in json.loads(
+        line.replace(b'"id":ID', b'"id":0'))["result"]["tools"]]
+
+
+def test_a_change_notice_is_written_anew(tmp_path):
     paths = raw_setup(tmp_path, {"raw": spec_of(tmp_path, "raw", [tool("read_a", READ)])},
                       GROUPS_POLICY)
-    log = tmp_path / "serve.log"
     with gateway(paths, tmp_path, "--list-ttl", "3600") as client:
         client.initialize()
         before = [without_id(listing(client, i)[0], i) for i in (1, 2, 3)]
         change_tools(tmp_path, "raw", [tool("read_a", READ, "changed"), tool("read_c", READ)],
-                     log)
+                     tmp_path / "serve.log")
         changed = [without_id(listing(client, i)[0], i) for i in (4, 5, 6)]
-        rewrite(tmp_path, "raw", [tool("read_d", READ)])  # no notice: held until the reload
-        held = without_id(listing(client, 7)[0], 7)
+    assert before == [before[0]] * 3 and changed == [changed[0]] * 3
+    assert shown(before[0]) == [("raw__read_a", None)]
+    assert shown(changed[0]) == [("raw__read_a", "changed"), ("raw__read_c", None)]
+
+
+def test_a_reload_is_written_anew(tmp_path):
+    # A silent upstream: its list changes with no notice, so only the reload shows it.
+    paths = raw_setup(tmp_path, {"raw": spec_of(tmp_path, "raw", [tool("read_a", READ)],
+                                                silent=True)}, GROUPS_POLICY)
+    log = tmp_path / "serve.log"
+    with gateway(paths, tmp_path, "--list-ttl", "3600") as client:
+        client.initialize()
+        before = [without_id(listing(client, i)[0], i) for i in (1, 2)]
+        rewrite(tmp_path, "raw", [tool("read_d", READ)])
+        held = [without_id(listing(client, i)[0], i) for i in (3, 4)]
         mark = len(log.read_text())
         client.process.send_signal(signal.SIGHUP)
         end = time.monotonic() + DEADLINE
         while "reloaded (SIGHUP)" not in log.read_text()[mark:] and time.monotonic() < end:
             time.sleep(0.05)
-        reloaded = [without_id(listing(client, i)[0], i) for i in (8, 9)]
-
-    def shown(line):
-        return [(t["name"], t.get("description")) for t in json.loads(
-            line.replace(b'"id":ID', b'"id":0'))["result"]["tools"]]
-
-    assert before == [before[0]] * 3 and changed == [changed[0]] * 3
+        reloaded = [without_id(listing(client, i)[0], i) for i in (5, 6)]
+    assert before == held == [before[0]] * 2
     assert shown(before[0]) == [("raw__read_a", None)]
-    assert shown(changed[0]) == [("raw__read_a", "changed"), ("raw__read_c", None)]
-    assert held == changed[0]
     assert reloaded == [reloaded[0]] * 2
     assert shown(reloaded[0]) == [("raw__read_d", None)]
 

@@ -40,11 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-
-try:
-    import fcntl
-except ImportError:  # (Windows)
-    fcntl = None  # type: ignore[assignment]
 import ipaddress
 import logging
 import os
@@ -68,6 +63,11 @@ from .provider import GatewayProvider, PolicyRunner
 from .servers import ServerSpec
 from .stopping import Stopper
 from .upstream import LIST_TTL, Upstream, logger
+
+try:
+    import fcntl
+except ImportError:  # (Windows: no pipe sizes)
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["Gateway", "MessageSource", "PolicyFile", "StartRefused", "Stopper", "bind",
            "build_gateway", "request_ctx", "run"]
@@ -521,12 +521,12 @@ def _grow_pipe(stream: Any) -> None:
     system lets it (Linux): a 2 MB listing is then written in two turns of
     the client's reading, not in thirty-two of the default 64 KiB. A stream
     that is no pipe, a system without the call or a lower limit: as it was."""
-    grow = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
-    if grow is None:
+    if fcntl is None or not hasattr(fcntl, "F_SETPIPE_SZ"):
         return
     with contextlib.suppress(OSError, ValueError, AttributeError):
-        if fcntl.fcntl(stream.fileno(), fcntl.F_GETPIPE_SZ) < PIPE_SIZE:
-            fcntl.fcntl(stream.fileno(), grow, PIPE_SIZE)
+        fd = stream.fileno()
+        if fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) < PIPE_SIZE:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
 
 
 async def _closed(gateway: Gateway) -> None:
