@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
-import time
 
 import pytest
 
@@ -24,7 +22,7 @@ fastmcp = pytest.importorskip("fastmcp", reason="needs the gateway extra")
 from _gateway import DEADLINE, change_tools, raw_http, raw_setup, serve_http  # noqa: E402
 from mcp.shared.message import SessionMessage  # noqa: E402
 from mcp_types import ErrorData, JSONRPCError, JSONRPCResponse  # noqa: E402
-from test_gateway_cache import rewrite, spec_of  # noqa: E402
+from test_gateway_cache import reload_by_sighup, rewrite, spec_of  # noqa: E402
 from test_gateway_hardening import READ, tool  # noqa: E402
 from test_gateway_surface import gateway, names_of  # noqa: E402
 
@@ -251,19 +249,14 @@ def test_a_change_notice_is_written_anew(tmp_path):
 
 def test_a_reload_is_written_anew(tmp_path):
     # A silent upstream: its list changes with no notice, so only the reload shows it.
-    paths = raw_setup(tmp_path, {"raw": spec_of(tmp_path, "raw", [tool("read_a", READ)],
-                                                silent=True)}, GROUPS_POLICY)
-    log = tmp_path / "serve.log"
-    with gateway(paths, tmp_path, "--list-ttl", "3600") as client:
+    silent = spec_of(tmp_path, "raw", [tool("read_a", READ)], silent=True)
+    with gateway(raw_setup(tmp_path, {"raw": silent}, GROUPS_POLICY), tmp_path,
+                 "--list-ttl", "3600") as client:
         client.initialize()
         before = [without_id(listing(client, i)[0], i) for i in (1, 2)]
         rewrite(tmp_path, "raw", [tool("read_d", READ)])
         held = [without_id(listing(client, i)[0], i) for i in (3, 4)]
-        mark = len(log.read_text())
-        client.process.send_signal(signal.SIGHUP)
-        end = time.monotonic() + DEADLINE
-        while "reloaded (SIGHUP)" not in log.read_text()[mark:] and time.monotonic() < end:
-            time.sleep(0.05)
+        reload_by_sighup(client, tmp_path / "serve.log")
         reloaded = [without_id(listing(client, i)[0], i) for i in (5, 6)]
     assert before == held == [before[0]] * 2
     assert shown(before[0]) == [("raw__read_a", None)]
