@@ -138,6 +138,34 @@ def serve_http(directory: Path, *extra: str, ready: str = r"gateway ready on (ht
     return served
 
 
+def raw_http(http, url: str, token: str):
+    """``post(message)``: one JSON-RPC message POSTed to the streamable-HTTP
+    endpoint ``url`` on ``http`` (an ``httpx.AsyncClient``) with ``token``;
+    the answer (from an SSE event or a JSON body), None when there is none.
+    It keeps the session id it is given, and the protocol revision of an
+    ``initialize`` answer."""
+    headers = {"authorization": f"Bearer {token}", "accept": "application/json, "
+               "text/event-stream", "content-type": "application/json"}
+
+    async def post(message: dict):
+        response = await http.post(url, json=message, headers=headers)
+        response.raise_for_status()
+        if "mcp-session-id" in response.headers:
+            headers["mcp-session-id"] = response.headers["mcp-session-id"]
+        if not response.text.strip():
+            return None
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
+            answer = json.loads(data[-1])
+        else:
+            answer = response.json()
+        if message.get("method") == "initialize" and "result" in answer:
+            headers["mcp-protocol-version"] = answer["result"]["protocolVersion"]
+        return answer
+
+    return post
+
+
 # --- hostile upstreams (``_gateway_raw_upstream.py``) ----------------------------------
 
 from _gateway_raw_upstream import SCRIPT as RAW_SCRIPT  # noqa: E402

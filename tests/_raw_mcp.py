@@ -4,7 +4,8 @@ capability's ``filtering``) is sent and seen as it is.
 
 ``RawStdio(command)`` starts the server, ``initialize()`` does the handshake
 and returns the server's result, ``request(method, params)`` returns the
-result or raises :class:`RpcError` with the JSON-RPC error; ``close()`` ends
+result or raises :class:`RpcError` with the JSON-RPC error, ``exchange(message)``
+returns the answer's line as written; ``close()`` ends
 the process (also as a context manager).
 """
 
@@ -43,7 +44,7 @@ class RawStdio:
         self.process.stdin.write((json.dumps(message) + "\n").encode())
         self.process.stdin.flush()
 
-    def _read(self) -> dict:
+    def _read_line(self) -> bytes:
         answer: list[bytes] = []
         reader = threading.Thread(target=lambda: answer.append(self.process.stdout.readline()),
                                   daemon=True)
@@ -51,7 +52,20 @@ class RawStdio:
         reader.join(DEADLINE)
         if not answer or not answer[0]:
             raise AssertionError("the server did not answer")
-        return json.loads(answer[0])
+        return answer[0]
+
+    def _read(self) -> dict:
+        return json.loads(self._read_line())
+
+    def exchange(self, message: dict) -> bytes:
+        """Sends ``message`` (a request, its id chosen by the caller) and returns
+        the line that answers it, as the server wrote it."""
+        self._send(message)
+        while True:
+            line = self._read_line()
+            answer = json.loads(line)
+            if answer.get("id") == message["id"] and "method" not in answer:
+                return line
 
     def request(self, method: str, params: dict | None = None) -> dict:
         self._next += 1

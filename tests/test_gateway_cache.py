@@ -47,6 +47,15 @@ def rewrite(directory, name, tools):
     path.write_text(json.dumps(spec))
 
 
+def reload_by_sighup(client, log):
+    """SIGHUP to the gateway, and a wait for its log to say it reloaded."""
+    mark = len(log.read_text())
+    client.process.send_signal(signal.SIGHUP)
+    end = time.monotonic() + DEADLINE
+    while "reloaded (SIGHUP)" not in log.read_text()[mark:] and time.monotonic() < end:
+        time.sleep(0.05)
+
+
 def until(listing, wanted):
     """Lists (``listing()``) until the answer is ``wanted``; the last answer."""
     end = time.monotonic() + DEADLINE
@@ -126,11 +135,7 @@ def test_a_reload_reads_the_lists_again_and_the_cache_holds_until_then(tmp_path)
         held = [names_of(client.request("tools/list")) for _ in range(3)]
         call_old = call_text(client, "raw__read_a")
         asked_held = asked(tmp_path, "raw")
-        mark = len(log.read_text())
-        client.process.send_signal(signal.SIGHUP)
-        end = time.monotonic() + DEADLINE
-        while "reloaded (SIGHUP)" not in log.read_text()[mark:] and time.monotonic() < end:
-            time.sleep(0.05)
+        reload_by_sighup(client, log)
         after = names_of(client.request("tools/list"))
         gone = call_text(client, "raw__read_a")
         hidden = call_text(client, "raw__delete_x")

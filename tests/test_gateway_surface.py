@@ -12,7 +12,6 @@ what they ran.
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import subprocess
 import sys
@@ -23,7 +22,15 @@ from hypothesis import strategies as st
 
 fastmcp = pytest.importorskip("fastmcp", reason="needs the gateway extra")
 
-from _gateway import DEADLINE, change_tools, ran, raw_setup, serve_http, toolfilter  # noqa: E402
+from _gateway import (  # noqa: E402
+    DEADLINE,
+    change_tools,
+    ran,
+    raw_http,
+    raw_setup,
+    serve_http,
+    toolfilter,
+)
 from _raw_mcp import RawStdio, RpcError  # noqa: E402
 from fastmcp import Client  # noqa: E402
 from test_gateway_hardening import DESTROY, READ, tool  # noqa: E402
@@ -202,26 +209,11 @@ async def _http_lists(url):
     streamable HTTP (each answer an SSE event or a JSON body)."""
     import httpx
 
-    headers = {"authorization": "Bearer token-bob", "accept": "application/json, "
-               "text/event-stream", "content-type": "application/json"}
     async with httpx.AsyncClient(timeout=DEADLINE) as http:
-        async def post(message):
-            response = await http.post(url, json=message, headers=headers)
-            response.raise_for_status()
-            if "mcp-session-id" in response.headers:
-                headers["mcp-session-id"] = response.headers["mcp-session-id"]
-            if not response.text.strip():
-                return None
-            if response.headers.get("content-type", "").startswith("text/event-stream"):
-                data = [line[5:] for line in response.text.splitlines()
-                        if line.startswith("data:")]
-                return json.loads(data[-1])
-            return response.json()
-
+        post = raw_http(http, url, "token-bob")
         init = await post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "raw", "version": "1"}}})
-        headers["mcp-protocol-version"] = init["result"]["protocolVersion"]
         await post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         listed = await post({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {
             "filter": {"namePatterns": ["git__git_l*"]}}})

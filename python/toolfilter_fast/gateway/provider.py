@@ -467,12 +467,28 @@ class GatewayProvider(Provider):
         stages = await self._caller_stages(tools, judged, policy, ctx, message)
         if stages is None:
             return None, []
-        kept = [i for i, stage in enumerate(stages) if stage is None]
-        shown = [tools.entries[i].component for i in kept]
+        # A caller's stages kept are one list for as long as they are kept: what
+        # it shows is worked out once for them (a walk of every tool, most of a
+        # listing's cost here with thousands), not at every listing. Stages
+        # judged anew at each request (a function pattern) are not kept here either.
+        listings: OrderedDict[int, tuple[list[str | None], tuple[int, ...], list[Any]]] = \
+            memo.setdefault("listings", OrderedDict())
+        known = listings.get(id(stages))
+        if known is not None and known[0] is stages:
+            listings.move_to_end(id(stages))
+            kept, shown = known[1], known[2]
+        else:
+            kept = tuple(i for i, stage in enumerate(stages) if stage is None)
+            shown = [tools.entries[i].component for i in kept]
+            if stages is judged.public or any(
+                    held is stages for held in memo.get("callers", {}).values()):
+                listings[id(stages)] = (stages, kept, shown)
+                while len(listings) > CALLERS:
+                    listings.popitem(last=False)
         if judged.public is not None:
             memo["shown"] = shown
             return (tools, policy), shown
-        return (tools, policy, tuple(kept)), shown
+        return (tools, policy, kept), shown
 
     async def _audited_tools(self, tools: Catalog, judged: Judged | None, policy: Policy,
                              ctx: Any, message: str | None) -> tuple[Any, list[Any]]:

@@ -68,6 +68,11 @@ from .servers import ServerSpec
 from .stopping import Stopper
 from .upstream import LIST_TTL, Upstream, logger
 
+try:
+    import fcntl
+except ImportError:  # (Windows: no pipe sizes)
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = ["Gateway", "MessageSource", "PolicyFile", "StartRefused", "Stopper", "bind",
            "build_gateway", "request_ctx", "run"]
 
@@ -299,11 +304,26 @@ def build_gateway(policy: PolicyFile, servers: Sequence[ServerSpec], *,
     # transports run too): the list filter sees each list and the
     # capabilities in their final wire form; inside it, the tools listings
     # answered before are answered from their wire form.
-    server._mcp_server.middleware.insert(0, ListingCache(server, provider))
+    listing_cache = ListingCache(server, provider)
+    server._mcp_server.middleware.insert(0, listing_cache)
     server._mcp_server.middleware.insert(0, ListFilterMiddleware())
+    _write_through(server._mcp_server, listing_cache)
     gateway = Gateway(server, upstreams, policy, provider, stateless=stateless)
     holder.append(gateway)
     return gateway
+
+
+def _write_through(low_level: Any, listing_cache: ListingCache) -> None:
+    """Every connection the SDK's ``Server.run`` serves (FastMCP runs stdio and
+    SSE through it) writes through the listing cache's write stream, which
+    writes a tools listing given again from its JSON text kept."""
+    run = low_level.run
+
+    async def run_writing_through(read_stream: Any, write_stream: Any, *args: Any,
+                                  **kwargs: Any) -> None:
+        await run(read_stream, listing_cache.wire(write_stream), *args, **kwargs)
+
+    low_level.run = run_writing_through
 
 
 async def _close(upstream: Upstream) -> None:
@@ -484,6 +504,7 @@ async def _main(gateway: Gateway, transport: str, sock: socket.socket | None,
         await gateway.start()
         state["serving"] = True
         if transport == "stdio":
+            _grow_pipe(sys.stdout)
             await gateway.server.run_stdio_async(show_banner=False, log_level="WARNING")
         else:
             assert sock is not None
@@ -493,6 +514,24 @@ async def _main(gateway: Gateway, transport: str, sock: socket.socket | None,
             raise
     finally:
         await asyncio.shield(_closed(gateway))
+
+
+#: The room asked for in the pipe the gateway answers on over stdio (Linux's
+#: default most: ``/proc/sys/fs/pipe-max-size``).
+PIPE_SIZE = 1 << 20
+
+
+def _grow_pipe(stream: Any) -> None:
+    """Gives the pipe of ``stream`` :data:`PIPE_SIZE` bytes of room where the
+    system lets it (Linux): a 2 MB listing is then written in two turns of
+    the client's reading, not in thirty-two of the default 64 KiB. A stream
+    that is no pipe, a system without the call or a lower limit: as it was."""
+    if fcntl is None or not hasattr(fcntl, "F_SETPIPE_SZ"):
+        return
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        fd = stream.fileno()
+        if fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) < PIPE_SIZE:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
 
 
 async def _closed(gateway: Gateway) -> None:
