@@ -214,50 +214,6 @@ struct InfixSet {
     scanner: LiteralScanner,
     starts: Vec<u32>,
     candidates: Vec<Candidate>,
-    /// One byte of every key, the rarest by [`rarity`]: a short string that
-    /// holds none of them holds no key, and is not scanned (a look-up a
-    /// byte, where the automaton costs a step of several).
-    rare: RareBytes,
-}
-
-/// A set of bytes, one bit each.
-#[derive(Clone, Debug, Default)]
-struct RareBytes([u64; 4]);
-
-impl RareBytes {
-    fn insert(&mut self, b: u8) {
-        self.0[usize::from(b >> 6)] |= 1 << (b & 63);
-    }
-
-    #[inline(always)]
-    fn contains(&self, b: u8) -> bool {
-        self.0[usize::from(b >> 6)] & (1 << (b & 63)) != 0
-    }
-
-    /// Whether any byte of `s`, mapped by `map`, is in the set.
-    #[inline(always)]
-    fn any_in<M: Fn(u8) -> u8>(&self, s: &[u8], map: M) -> bool {
-        s.iter().any(|&b| self.contains(map(b)))
-    }
-}
-
-/// How rare a byte is in tool names and the literals of their globs, higher
-/// for rarer: a fixed guess, not learned from any data set (a key's rarest
-/// byte by it is only a hint for the prefilter; any byte of the key would be
-/// right). Lower-case letters come first, in about the order of their
-/// frequency in English text, with `_` the most common of all (it joins the
-/// words of a name); then upper case, `-` and `.`, digits, and every other
-/// byte, rarest.
-fn rarity(b: u8) -> u8 {
-    const LETTERS: &[u8; 26] = b"etaoinsrhldcumfpgwybvkxjqz";
-    match b {
-        b'_' => 0,
-        b'a'..=b'z' => 1 + LETTERS.iter().position(|&l| l == b).unwrap_or(0) as u8,
-        b'A'..=b'Z' => 40 + rarity(b.to_ascii_lowercase()),
-        b'-' | b'.' => 80,
-        b'0'..=b'9' => 100,
-        _ => 200,
-    }
 }
 
 impl InfixSet {
@@ -278,13 +234,7 @@ impl InfixSet {
             candidates.push(candidate);
         }
         starts.push(candidates.len() as u32);
-        let mut rare = RareBytes::default();
-        for key in &keys {
-            if let Some(&b) = key.iter().max_by_key(|&&b| rarity(b)) {
-                rare.insert(b);
-            }
-        }
-        Some(InfixSet { scanner: LiteralScanner::build(&keys), starts, candidates, rare })
+        Some(InfixSet { scanner: LiteralScanner::build(&keys), starts, candidates })
     }
 
     /// (`map` is the identity for a long string: only short ones are
@@ -307,7 +257,6 @@ impl InfixSet {
         };
         match V::LONG {
             true => self.scanner.for_each_key_long(s, seen, visit),
-            false if !self.rare.any_in(s, &map) => ControlFlow::Continue(()),
             false => self.scanner.for_each_key_mapped(s, map, seen, visit),
         }
     }
@@ -759,27 +708,6 @@ mod tests {
             let mut lazy = LazyFold::new(name.as_bytes(), &mut buf);
             assert_eq!(idx.any_match_loose(&mut lazy, &mut Scratch::default()), name == "A-B-C");
             assert!(lazy.was_folded(), "{name}");
-        }
-    }
-
-    /// A short name holding no key's rarest byte skips the infix scan; the
-    /// answers are a glob-by-glob match's, raw and through the loose fold.
-    #[test]
-    fn rare_bytes_skip_only_names_without_keys() {
-        assert!(rarity(b'7') > rarity(b'z') && rarity(b'z') > rarity(b'e') && rarity(b'-') > rarity(b'Q'));
-        let globs = ["*issue_42*", "*e*", "*zq*", "*Ab*", "*x.y*", "*é*", "p1*", "p2*", "p3*"];
-        let idx = index(&globs);
-        let names = ["issue_4", "my_issue_42_v2", "zq", "qz", "xAbx", "ab", "x.y", "x_y", "eee", "", "ISSUE_42", "café"];
-        for name in names {
-            assert_eq!(matches_of(&idx, name), naive(&globs, name), "{name}");
-        }
-        let folded: Vec<String> = globs.iter().map(|g| String::from_utf8(crate::fold::fold_loose(g.as_bytes())).unwrap()).collect();
-        let refs: Vec<&str> = folded.iter().map(String::as_str).collect();
-        let loose = index(&refs);
-        for name in names.iter().chain(&["ISSUE-42", "X.Y", "aB", "ZQ"]) {
-            let want = !naive(&refs, std::str::from_utf8(&crate::fold::fold_loose(name.as_bytes())).unwrap()).is_empty();
-            let mut buf = Vec::new();
-            assert_eq!(loose.any_match_loose(&mut LazyFold::new(name.as_bytes(), &mut buf), &mut Scratch::default()), want, "{name}");
         }
     }
 
