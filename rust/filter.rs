@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 
 use crate::fold::{Fold, LazyFold};
 use crate::hints::{HintPattern, HintSide};
+use crate::pairs::length_bit;
 use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
 use crate::rules::{fold_with, Groups, PatternIssue, RuleSet, Scratch};
 
@@ -117,9 +118,11 @@ struct ServerPlan {
     exclude_groups: Groups,
     include_regex: bool,
     exclude_regex: bool,
-    /// Whether a literal `server/tool` rule of the option names this server.
-    include_exact: bool,
-    exclude_exact: bool,
+    /// The lengths of the tools of the option's literal `server/tool` rules
+    /// for this server ([`length_bit`]s; 0: none): a tool of another length
+    /// is not looked up, nor folded for the lookup.
+    include_exact: u64,
+    exclude_exact: u64,
     /// Which trusted lists of the annotation patterns name this server.
     include_trust: Vec<bool>,
     exclude_trust: Vec<bool>,
@@ -272,11 +275,11 @@ impl StaticFilter {
         // reports it, and `visible` needs it before calling include functions.
         self.include.server_groups(server, index, &mut plan.include_groups);
         plan.include_regex = self.include_regex_servers.any_match(server, index);
-        plan.include_exact = self.include.may_have_exact(server);
+        plan.include_exact = self.include.exact_lengths(server);
         let folded = fold_with(Some(Fold::Loose), server, buf);
         self.exclude.server_groups(folded, index, &mut plan.exclude_groups);
         plan.exclude_regex = self.exclude_regex_servers.any_match(folded, index);
-        plan.exclude_exact = self.exclude.may_have_exact(folded);
+        plan.exclude_exact = self.exclude.exact_lengths(folded);
         plan.folded.clear();
         plan.folded.extend_from_slice(folded);
         self.include_hints.trust_into(server, scratch, &mut plan.include_trust);
@@ -310,7 +313,8 @@ impl StaticFilter {
             // literal rule is looked up by it.
             let mut folded = LazyFold::new(tool, tbuf);
             if self.exclude.any_in_groups_loose(&plan.exclude_groups, &mut folded, index)
-                || (plan.exclude_exact && self.exclude.exact_match(&plan.folded, folded.get()).is_some())
+                || (plan.exclude_exact & length_bit(folded.folded_len()) != 0
+                    && self.exclude.exact_match(&plan.folded, folded.get()).is_some())
             {
                 return flag::EXCLUDED;
             }
@@ -324,8 +328,10 @@ impl StaticFilter {
         if !include_bits {
             return bits;
         }
-        if self.include.any_in_groups(&plan.include_groups, tool, index)
-            || (plan.include_exact && self.include.exact_match(server, tool).is_some())
+        // The literal rules first: one hash, where the walks are a few
+        // passes over the name (the answer is the same either way).
+        if (plan.include_exact & length_bit(tool.len()) != 0 && self.include.exact_match(server, tool).is_some())
+            || self.include.any_in_groups(&plan.include_groups, tool, index)
             || self.include_hints.matches(&plan.include_trust, hints)
         {
             bits |= flag::INCLUDED;
@@ -594,6 +600,35 @@ mod tests {
             assert_eq!(decider.decide(server.as_bytes(), name.as_bytes(), 0), want, "{server}/{name}");
         }
         assert!(decider.plans.is_empty());
+    }
+
+    /// A literal rule is looked up only for tools of its lengths: on both
+    /// sides, by the length of the fold on the loose one, which for a name
+    /// that is not ASCII may differ from the raw length (`İ` folds to
+    /// `i` and a combining dot).
+    #[test]
+    fn literal_rules_are_found_by_their_lengths() {
+        let f = filter(&["s/ab", "s/abcd", "t/x"], &["S/Del-Me", "S/İX", "s/q"]);
+        for (server, tool, want) in [
+            ("s", "ab", Outcome::Visible),
+            ("s", "abc", Outcome::Hidden),
+            ("s", "abcd", Outcome::Visible),
+            ("s", "del.me", Outcome::Hidden),
+            ("s", "abcd_", Outcome::Hidden),
+            ("S", "İX", Outcome::Hidden),
+            ("s", "i\u{307}x", Outcome::Hidden),
+            ("s", "İx", Outcome::Hidden),
+            ("s", "Q", Outcome::Hidden),
+            ("t", "x", Outcome::Visible),
+            ("t", "ab", Outcome::Hidden),
+        ] {
+            assert_eq!(decide(&f, server, tool), want, "{server}/{tool}");
+        }
+        let exclude_only = filter(&[], &["S/Del-Me", "S/İX"]);
+        let mut decider = Decider::new(&exclude_only);
+        for (tool, want) in [("DEL_ME", Outcome::Hidden), ("İX", Outcome::Hidden), ("İXY", Outcome::Visible), ("ix", Outcome::Visible)] {
+            assert_eq!(decider.decide(b"s", tool.as_bytes(), 0), want, "{tool}");
+        }
     }
 
     #[test]

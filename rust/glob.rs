@@ -315,6 +315,32 @@ impl GlobList {
         }
     }
 
+    /// [`fit_knowing`](Self::fit_knowing) of the string that `map` makes of
+    /// `s` byte by byte, without making it: a name whose fold is byte for
+    /// byte (ASCII under the loose fold) is turned down by a glob's ends
+    /// before it is folded, and a glob without middle pieces needs no fold
+    /// at all.
+    #[inline(always)]
+    pub fn fit_mapped(&self, glob: u32, s: &[u8], map: impl Fn(u8) -> u8, known: Known) -> Fit {
+        let g = &self.globs[glob as usize];
+        let same = |part: Option<&[u8]>, want: &[u8]| part.is_some_and(|p| p.iter().zip(want).all(|(&x, &y)| map(x) == y));
+        let prefix = &self.bytes[g.prefix.0..g.prefix.1];
+        if g.literal {
+            return if s.len() == prefix.len() && same(Some(s), prefix) { Fit::Yes } else { Fit::No };
+        }
+        let suffix = &self.bytes[g.suffix.0..g.suffix.1];
+        if s.len() < g.min_len
+            || (known != Known::Prefix && !same(s.get(..prefix.len()), prefix))
+            || (known != Known::Suffix && !same(s.get(s.len().saturating_sub(suffix.len())..), suffix))
+        {
+            Fit::No
+        } else if g.first == g.end {
+            Fit::Yes
+        } else {
+            Fit::Middles
+        }
+    }
+
     /// The bytes [`fit_knowing`](Self::fit_knowing) compares: the ends of
     /// glob number `glob` but the known one (or the literal).
     pub fn ends_len(&self, glob: u32, known: Known) -> usize {
@@ -436,6 +462,28 @@ mod tests {
                 (parts.prefix, parts.suffix, parts.has_star, parts.middles.len(), longest),
                 "{glob}"
             );
+        }
+    }
+
+    /// Ends compared through a byte map say what they say of the mapped
+    /// string, with each end known or not (then it is not compared).
+    #[test]
+    fn mapped_fit_is_the_fit_of_the_mapped_string() {
+        let map = crate::fold::loose_ascii;
+        let globs = ["ab", "a*", "*b", "a_*_b", "ab*cd*ef", "*_*", "x*y*", "*q*r", "a-b*"];
+        let names = ["", "ab", "AB", "a-b", "A.C_B", "AbXcDyEf", "ab_cd_ef", "X.Y", "xQyR", "a_b_b", "A-B-x"];
+        let mut list = GlobList::default();
+        for glob in globs {
+            list.push(&crate::fold::fold_loose(glob.as_bytes()));
+        }
+        for (g, glob) in globs.iter().enumerate() {
+            for name in names {
+                let folded = crate::fold::fold_loose(name.as_bytes());
+                for known in [Known::Neither, Known::Prefix, Known::Suffix] {
+                    let want = list.fit_knowing(g as u32, &folded, known);
+                    assert_eq!(list.fit_mapped(g as u32, name.as_bytes(), map, known), want, "{glob} {name} {known:?}");
+                }
+            }
         }
     }
 

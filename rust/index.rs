@@ -75,7 +75,11 @@ impl Verify for AtOnce {
 }
 
 /// A short ASCII name scanned through the loose fold's byte map: a
-/// candidate is verified against the name's fold, made at the first one.
+/// candidate's ends (but the one it was found by) are compared through the
+/// map too, and only one whose middle pieces are left to search is verified
+/// against the name's fold, made at the first such candidate. Most
+/// candidates of a name are turned down by an end, and a glob without middle
+/// pieces is decided by its ends.
 struct LazyVerify<'n, 'a> {
     name: &'n mut LazyFold<'a>,
 }
@@ -84,8 +88,16 @@ impl Verify for LazyVerify<'_, '_> {
     const LONG: bool = false;
 
     #[inline(always)]
-    fn accepts(&mut self, c: Candidate, _: &[u8], globs: &GlobList, _: Known) -> bool {
-        c.verify == NO_VERIFY || globs.is_match(c.verify, self.name.get())
+    fn accepts(&mut self, c: Candidate, _: &[u8], globs: &GlobList, known: Known) -> bool {
+        if c.verify == NO_VERIFY {
+            return true;
+        }
+        match globs.fit_mapped(c.verify, self.name.raw(), loose_ascii, known) {
+            Fit::No => false,
+            Fit::Yes => true,
+            // ASCII folds byte for byte: the fold is as long as the name.
+            Fit::Middles => globs.middles_in(c.verify, globs.middle_part(c.verify, self.name.get())),
+        }
     }
 }
 

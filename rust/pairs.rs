@@ -8,7 +8,7 @@
 
 use std::hash::Hasher;
 
-use rustc_hash::{FxHashSet, FxHasher};
+use rustc_hash::{FxHashMap, FxHasher};
 
 /// A free slot of [`PairTable::slots`].
 const EMPTY: u32 = u32::MAX;
@@ -29,9 +29,19 @@ pub struct PairTable {
     pairs: Vec<Pair>,
     /// Entry numbers into `pairs`, or [`EMPTY`]; the length is a power of two.
     slots: Vec<u32>,
-    /// Hashes of the servers of all pairs: a batch asks once per server
-    /// whether it has any pair, and skips the lookups of its tools if not.
-    servers: FxHashSet<u64>,
+    /// The hash of each server of a pair, with the [`length_bit`]s of its
+    /// pairs' tools: a batch asks once per server which lengths its tools
+    /// may have, and skips the lookup (and, on a loose side, the fold) of
+    /// every tool of another length. (Servers whose hashes collide share a
+    /// mask: more lookups, never fewer.)
+    servers: FxHashMap<u64, u64>,
+}
+
+/// The bit of a tool's length in a server's mask ([`PairTable::tool_lengths`]):
+/// lengths of 63 bytes and more share the top bit.
+#[inline]
+pub fn length_bit(len: usize) -> u64 {
+    1 << len.min(63)
 }
 
 #[inline]
@@ -102,7 +112,7 @@ impl PairTable {
             return;
         }
         self.slots[at] = self.pairs.len() as u32;
-        self.servers.insert(server_hash(server));
+        *self.servers.entry(server_hash(server)).or_default() |= length_bit(tool.len());
         let start = self.bytes.len();
         self.bytes.extend_from_slice(server);
         self.bytes.extend_from_slice(tool);
@@ -124,7 +134,16 @@ impl PairTable {
 
     /// False when no pair has `server` (true may be a hash collision).
     pub fn may_have_server(&self, server: &[u8]) -> bool {
-        !self.pairs.is_empty() && self.servers.contains(&server_hash(server))
+        self.tool_lengths(server) != 0
+    }
+
+    /// The [`length_bit`]s of the tools paired with `server`, or more (a
+    /// hash collision); 0 when no pair has it.
+    pub fn tool_lengths(&self, server: &[u8]) -> u64 {
+        match self.pairs.is_empty() {
+            true => 0,
+            false => self.servers.get(&server_hash(server)).copied().unwrap_or(0),
+        }
     }
 
     /// The id stored with `(server, tool)`, if any.
@@ -175,6 +194,19 @@ mod tests {
         assert!(t.may_have_server(b"gh") && t.may_have_server(b"fs"));
         assert!(!t.may_have_server(b"slack"));
         assert!(!table(&[]).may_have_server(b"gh"));
+    }
+
+    /// A server's mask holds the length of each of its tools (long ones on
+    /// the top bit), and no server's mask is empty while it has a pair.
+    #[test]
+    fn servers_know_their_tool_lengths() {
+        let long = "x".repeat(70);
+        let t = table(&[("gh", "create"), ("gh", "get"), ("fs", &long), ("fs", &long[..63])]);
+        assert_eq!(t.tool_lengths(b"gh"), length_bit(6) | length_bit(3));
+        assert_eq!(t.tool_lengths(b"fs"), 1 << 63);
+        assert_eq!(length_bit(64), length_bit(63));
+        assert_eq!(t.tool_lengths(b"slack"), 0);
+        assert_eq!(table(&[("", "")]).tool_lengths(b""), 1);
     }
 
     #[test]

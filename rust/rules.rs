@@ -538,11 +538,12 @@ impl RuleSet {
         })
     }
 
-    /// False when no literal rule names `server` (already folded): its
-    /// tools need no [`exact_match`](Self::exact_match).
+    /// The lengths of the tools of the literal rules that name `server`
+    /// (already folded), as [`length_bit`](crate::pairs::length_bit)s: a tool
+    /// of another length needs no [`exact_match`](Self::exact_match).
     #[inline]
-    pub fn may_have_exact(&self, server: &[u8]) -> bool {
-        self.exact.may_have_server(server)
+    pub fn exact_lengths(&self, server: &[u8]) -> u64 {
+        self.exact.tool_lengths(server)
     }
 
     /// The first rule with exactly this (folded) pair, if any.
