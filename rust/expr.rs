@@ -26,6 +26,7 @@
 //! whatever the rest of the expression would have made of the error.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use cel::common::ast::{CallExpr, ComprehensionExpr, EntryExpr, Expr, LiteralValue, MapExpr, StructExpr};
@@ -105,6 +106,77 @@ pub struct Expression {
     reads_ctx: bool,
     max_cost: u64,
     estimate: u64,
+    /// What the program reads of `tool`, and of `ctx`.
+    tool_reads: Reads,
+    ctx_reads: Reads,
+}
+
+/// What an expression reads of a variable: nothing, the whole value, or
+/// some fields of it (a map's entries by key), each read so. A value built
+/// with only what its reads name gives every verdict and error the whole
+/// value gives: the expression looks nowhere else.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Reads {
+    /// The value is never read.
+    #[default]
+    Nothing,
+    /// The value is read as a whole (compared, passed to a function, looped
+    /// over, indexed, ...).
+    Whole,
+    /// Only these fields are selected (`v.field`), each read as it says.
+    Fields(BTreeMap<String, Reads>),
+}
+
+impl Reads {
+    /// What is read of the field `name` of the value read so.
+    pub fn field(&self, name: &str) -> &Reads {
+        match self {
+            Reads::Nothing => &Reads::Nothing,
+            Reads::Whole => &Reads::Whole,
+            Reads::Fields(fields) => fields.get(name).unwrap_or(&Reads::Nothing),
+        }
+    }
+
+    /// Marks the value at `path` (fields from here) as read whole.
+    fn add(&mut self, path: &[&str]) {
+        let Some((first, rest)) = path.split_first() else {
+            *self = Reads::Whole;
+            return;
+        };
+        match self {
+            Reads::Whole => {}
+            Reads::Nothing => {
+                let mut below = Reads::Nothing;
+                below.add(rest);
+                *self = Reads::Fields(BTreeMap::from([((*first).to_owned(), below)]));
+            }
+            Reads::Fields(fields) => fields.entry((*first).to_owned()).or_default().add(rest),
+        }
+    }
+
+    /// Adds what `other` reads.
+    pub fn union(&mut self, other: &Reads) {
+        match (&mut *self, other) {
+            (_, Reads::Nothing) | (Reads::Whole, _) => {}
+            (Reads::Nothing, _) | (_, Reads::Whole) => *self = other.clone(),
+            (Reads::Fields(mine), Reads::Fields(theirs)) => {
+                for (name, reads) in theirs {
+                    mine.entry(name.clone()).or_default().union(reads);
+                }
+            }
+        }
+    }
+
+    /// Whether a value built for these reads holds all that `other` reads.
+    pub fn covers(&self, other: &Reads) -> bool {
+        match (self, other) {
+            (_, Reads::Nothing) | (Reads::Whole, _) => true,
+            (Reads::Nothing, _) | (Reads::Fields(_), Reads::Whole) => false,
+            (Reads::Fields(mine), Reads::Fields(theirs)) => {
+                theirs.iter().all(|(name, reads)| mine.get(name).is_some_and(|m| m.covers(reads)))
+            }
+        }
+    }
 }
 
 /// Why an evaluation gave no verdict: the pattern then fails closed.
@@ -160,9 +232,20 @@ impl Expression {
         // keeps the dot in the name, so both spellings count.
         let references = program.references();
         let reads_ctx = references.has_variable("ctx") || references.has_variable(".ctx");
+        let (tool_reads, ctx_reads) = variable_reads(program.expression());
         let mut tree = program.expression().clone();
         instrument(&mut tree);
-        Ok(Expression { tree, reads_ctx, max_cost, estimate })
+        Ok(Expression { tree, reads_ctx, max_cost, estimate, tool_reads, ctx_reads })
+    }
+
+    /// What the program reads of `tool`.
+    pub fn tool_reads(&self) -> &Reads {
+        &self.tool_reads
+    }
+
+    /// What the program reads of `ctx`.
+    pub fn ctx_reads(&self) -> &Reads {
+        &self.ctx_reads
     }
 
     /// Whether the expression reads the variable `ctx`: such a pattern is
@@ -195,10 +278,9 @@ impl Expression {
     /// [`evaluate_shared`](Self::evaluate_shared) with `tool` already in the
     /// evaluator's form (the binding builds it so, with no `Value` between).
     pub fn evaluate_vals(&self, tool: Box<dyn Val>, ctx: &SharedValue) -> Result<bool, Failure> {
-        let lender = Lender(&*ctx.0);
+        let lender = Lender { tool: &*tool, ctx: &*ctx.0 };
         let mut context = Context::with_env(Arc::clone(env()));
         context.set_variable_resolver(&lender);
-        context.add_variable_as_val("tool", tool);
         let before = SPENT.with(|cell| cell.replace((0, self.max_cost)));
         let result = Value::resolve(&self.tree, &context);
         let (spent, _) = SPENT.with(|cell| cell.replace(before));
@@ -230,13 +312,48 @@ impl SharedValue {
     }
 }
 
-/// Lends `ctx` to one evaluation, by reference.
-struct Lender<'a>(&'a dyn Val);
+/// Lends `tool` and `ctx` to one evaluation, by reference.
+struct Lender<'a> {
+    tool: &'a dyn Val,
+    ctx: &'a dyn Val,
+}
 
 impl VariableResolver for Lender<'_> {
     fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
-        (variable == "ctx").then(|| CowVal::Borrowed(self.0))
+        match variable {
+            "tool" => Some(CowVal::Borrowed(self.tool)),
+            "ctx" => Some(CowVal::Borrowed(self.ctx)),
+            _ => None,
+        }
     }
+}
+
+/// What the tree reads of `tool` and of `ctx` (see [`Reads`]), found with a
+/// stack of its own. A chain of selections down to the variable's name
+/// (`tool.name`, `.ctx.claims.role`, `has(tool.meta.k)`) reads the field it
+/// ends at; the name anywhere else reads it whole. A comprehension variable
+/// of the same name only makes the reads larger than they need be.
+fn variable_reads(root: &IdedExpr) -> (Reads, Reads) {
+    let (mut tool, mut ctx) = (Reads::Nothing, Reads::Nothing);
+    let mut pending = vec![root];
+    while let Some(node) = pending.pop() {
+        let mut path = Vec::new();
+        let mut at = node;
+        while let Expr::Select(select) = &at.expr {
+            path.push(select.field.as_str());
+            at = &select.operand;
+        }
+        path.reverse();
+        match &at.expr {
+            Expr::Ident(name) => match name.strip_prefix('.').unwrap_or(name) {
+                "tool" => tool.add(&path),
+                "ctx" => ctx.add(&path),
+                _ => {}
+            },
+            _ => children(at, |child| pending.push(child)),
+        }
+    }
+    (tool, ctx)
 }
 
 /// The parser's errors on one line: each as `line:column: what`, joined by
@@ -540,6 +657,53 @@ mod tests {
             assert_eq!(program.evaluate_shared(tool(name, false), &shared), program.evaluate(tool(name, false), admin.clone()));
         }
         assert_eq!(program.evaluate_shared(tool("get_me", false), &shared), Ok(true));
+    }
+
+    fn fields(pairs: &[(&str, Reads)]) -> Reads {
+        Reads::Fields(pairs.iter().map(|(name, reads)| ((*name).to_owned(), reads.clone())).collect())
+    }
+
+    #[test]
+    fn the_reads_of_tool_and_ctx() {
+        let reads = |source: &str| {
+            let program = Expression::compile(source).expect("compiles");
+            (program.tool_reads().clone(), program.ctx_reads().clone())
+        };
+        let rule = reads("ctx.claims.role == 'admin' || tool.name.startsWith('get_')");
+        assert_eq!(rule.0, fields(&[("name", Reads::Whole)]));
+        assert_eq!(rule.1, fields(&[("claims", fields(&[("role", Reads::Whole)]))]));
+        assert_eq!(reads("true"), (Reads::Nothing, Reads::Nothing));
+        // Whole reads: compared, sized, looped over, indexed, passed on.
+        for source in ["tool == {}", "size(tool) > 0", "tool.all(k, k != '')", "tool['name'] == 'x'",
+                       "'name' in tool", "[tool][0].name == 'x'", ".tool != null"] {
+            assert_eq!(reads(source).0, Reads::Whole, "{source}");
+        }
+        // A whole read of a field swallows the reads below it, in either order.
+        let meta = fields(&[("meta", Reads::Whole)]);
+        assert_eq!(reads("tool.meta.a == 1 && size(tool.meta) > 0").0, meta);
+        assert_eq!(reads("size(tool.meta) > 0 && tool.meta.a == 1").0, meta);
+        // has() reads the field it tests; the root-scope spelling counts.
+        assert_eq!(reads("has(tool.meta.k)").0, fields(&[("meta", fields(&[("k", Reads::Whole)]))]));
+        assert_eq!(reads(".ctx.role == 'a'").1, fields(&[("role", Reads::Whole)]));
+        // A selection from something else still has its operand visited.
+        assert_eq!(reads("{'a': tool.title}.a == 'x'").0, fields(&[("title", Reads::Whole)]));
+        assert_eq!(reads("tool.meta.map(k, ctx.x).size() > 0").1, fields(&[("x", Reads::Whole)]));
+    }
+
+    #[test]
+    fn reads_union_and_cover() {
+        let role = fields(&[("claims", fields(&[("role", Reads::Whole)]))]);
+        let sub = fields(&[("sub", Reads::Whole)]);
+        let mut both = role.clone();
+        both.union(&sub);
+        assert!(both.covers(&role) && both.covers(&sub) && !role.covers(&sub) && !role.covers(&both));
+        assert!(Reads::Whole.covers(&both) && both.covers(&Reads::Nothing) && !both.covers(&Reads::Whole));
+        let mut whole = both.clone();
+        whole.union(&Reads::Whole);
+        assert_eq!(whole, Reads::Whole);
+        assert_eq!(both.field("claims").field("role"), &Reads::Whole);
+        assert_eq!(both.field("other"), &Reads::Nothing);
+        assert_eq!(Reads::Whole.field("x"), &Reads::Whole);
     }
 
     #[test]
