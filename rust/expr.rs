@@ -235,6 +235,7 @@ impl Expression {
         let (tool_reads, ctx_reads) = variable_reads(program.expression());
         let mut tree = program.expression().clone();
         instrument(&mut tree);
+        direct_selections(&mut tree);
         Ok(Expression { tree, reads_ctx, max_cost, estimate, tool_reads, ctx_reads })
     }
 
@@ -456,6 +457,47 @@ fn per_element(c: &mut ComprehensionExpr) -> &mut IdedExpr {
         }
     }
     &mut c.loop_cond
+}
+
+/// Puts each chain of field selections from `tool` or `ctx` (`ctx.claims.role`)
+/// on the variable itself, as `(true ? ctx : null).claims.role`: the
+/// evaluator then reads the variable and selects the fields, the value and
+/// the errors the chain has, instead of first looking for variables and
+/// types named `ctx.claims.role` and `ctx.claims` (there are none: the only
+/// variables are `tool`, `ctx` and a comprehension's, which are plain names,
+/// and no type is named from either), which cost an evaluation most of its
+/// time.
+fn direct_selections(root: &mut IdedExpr) {
+    let mut pending = vec![root];
+    while let Some(node) = pending.pop() {
+        if let Expr::Select(_) = &node.expr {
+            let at = chain_root(node);
+            if matches!(&at.expr, Expr::Ident(name) if name == "tool" || name == "ctx") {
+                let id = at.id;
+                let variable = std::mem::take(at);
+                let literal = |value| IdedExpr { id, expr: Expr::Literal(value) };
+                at.expr = Expr::Call(CallExpr {
+                    func_name: cel::common::ast::operators::CONDITIONAL.to_owned(),
+                    target: None,
+                    args: vec![literal(LiteralValue::Boolean(true.into())), variable, literal(LiteralValue::Null)],
+                });
+            } else {
+                children_mut(at, |child| pending.push(child));
+            }
+            continue;
+        }
+        children_mut(node, |child| pending.push(child));
+    }
+}
+
+/// The operand at the bottom of a chain of field selections.
+fn chain_root(mut at: &mut IdedExpr) -> &mut IdedExpr {
+    loop {
+        match at.expr {
+            Expr::Select(ref mut select) => at = &mut select.operand,
+            _ => return at,
+        }
+    }
 }
 
 /// `node` becomes `@cost_step(node)`.
@@ -704,6 +746,47 @@ mod tests {
         assert_eq!(both.field("claims").field("role"), &Reads::Whole);
         assert_eq!(both.field("other"), &Reads::Nothing);
         assert_eq!(Reads::Whole.field("x"), &Reads::Whole);
+    }
+
+    /// `source` compiled as before selections were put on their variable.
+    fn undirected(source: &str) -> Expression {
+        let mut program = Expression::compile(source).expect("compiles");
+        let mut tree = env().compile(source).expect("parses").expression().clone();
+        instrument(&mut tree);
+        program.tree = tree;
+        program
+    }
+
+    #[test]
+    fn selections_put_on_their_variable_give_the_same_outcomes() {
+        let claims = |role: Value| Value::from(HashMap::from([("role".to_string(), role)]));
+        let ctxs = [
+            Value::from(HashMap::from([("claims".to_string(), claims(Value::from("admin")))])),
+            Value::from(HashMap::from([("claims".to_string(), claims(Value::Int(1)))])),
+            Value::from(HashMap::from([("claims".to_string(), Value::from("text"))])),
+            Value::from(HashMap::from([("other".to_string(), Value::Null)])),
+            Value::List(Arc::new(vec![Value::Int(1)])),
+            Value::Null,
+        ];
+        let sources = [
+            "ctx.claims.role == 'admin' || tool.name.startsWith('get_')",
+            "has(ctx.claims.role) && ctx.claims.role != ''",
+            "has(ctx.claims)",
+            ".ctx.claims.role == 'admin'",
+            "tool.annotations.readOnlyHint || tool.missing",
+            "[{'name': 'a'}].exists(tool, tool.name == 'a') && ctx.claims.role.size() > 0",
+            "ctx.claims.all(k, k == 'role') && tool.name.size() > 0",
+            "tool.name.startsWith(ctx.claims.role)",
+        ];
+        for source in sources {
+            let (direct, plain) = (Expression::compile(source).unwrap(), undirected(source));
+            for ctx in &ctxs {
+                for name in ["get_me", "delete_me"] {
+                    let (a, b) = (direct.evaluate(tool(name, true), ctx.clone()), plain.evaluate(tool(name, true), ctx.clone()));
+                    assert_eq!(a, b, "{source} {ctx:?}");
+                }
+            }
+        }
     }
 
     #[test]
