@@ -87,7 +87,7 @@ CTXS: list[Any] = [
     {"sub": "u", "claims": {"role": "user"}, "junk": object()},  # unread: still fails
     {"sub": "u", "claims": {"role": Liar("user")}},
     {"sub": "u", "claims": ["role"]},
-    {"sub": "u", "claims": {1: "a", True: "b", "role": "x"}},
+    {"sub": "u", "claims": {1: "a", False: "b", "role": "x"}},
     {"sub": "u"},
     None,
     "text",

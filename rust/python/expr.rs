@@ -79,7 +79,7 @@ impl PyCelProgram {
     /// result of another type, a cost over the budget. Only what the program
     /// reads is built; the rest is checked as it would be converted.
     fn evaluate(&self, py: Python<'_>, tool: &Bound<'_, PyAny>, ctx: &Bound<'_, PyAny>) -> (Option<bool>, Option<String>) {
-        match convert(tool, 0, &|| "tool".to_string(), Build::of(self.inner.tool_reads())) {
+        match to_cel(tool, 0, &|| "tool".to_string(), Build::of(self.inner.tool_reads())) {
             Ok(tool) => self.run(py, tool, ctx),
             Err(reason) => (None, Some(reason)),
         }
@@ -154,7 +154,7 @@ impl PyCelProgram {
 
 /// `ctx` converted for what `reads` names (the rest checked).
 fn shared_ctx(ctx: &Bound<'_, PyAny>, reads: &Reads) -> Result<SharedValue, String> {
-    convert(ctx, 0, &|| "ctx".to_string(), Build::of(reads)).map(SharedValue::from_val)
+    to_cel(ctx, 0, &|| "ctx".to_string(), Build::of(reads)).map(SharedValue::from_val)
 }
 
 /// The fields of the `tool` value an expression sees, read from the object.
@@ -190,7 +190,13 @@ impl<'a, 'py> ToolFields<'a, 'py> {
         };
         fields.title = is_text(attribute(tool, pyo3::intern!(py, "title"))?)?;
         fields.description = is_text(attribute(tool, pyo3::intern!(py, "description"))?)?;
-        fields.hints = effective_hints(hints_of.call1((tool,))?.extract::<u8>()?, trusted);
+        // `hints_of(tool)`, which for a `Tool` reads the byte it keeps.
+        let raw = if tool.get_type().is(tool_class(py)?) {
+            tool.getattr(pyo3::intern!(py, "_hints"))?
+        } else {
+            hints_of.call1((tool,))?
+        };
+        fields.hints = effective_hints(raw.extract::<u8>()?, trusted);
         fields.meta = match meta {
             Some(meta) if meta.is_instance(&mapping_abc(py)?)? => Some(meta),
             _ => None,
@@ -219,7 +225,7 @@ impl<'a, 'py> ToolFields<'a, 'py> {
             let want = build.field(key);
             let built = !matches!(want, Build::Check);
             let value: Box<dyn Val> = match value {
-                Some(value) => convert(&value, 1, &|| format!("tool[{key:?}]"), want)?,
+                Some(value) => to_cel(&value, 1, &|| format!("tool[{key:?}]"), want)?,
                 None if built && key == "annotations" => self.annotations(),
                 None => Box::new(CelNull),
             };
@@ -253,6 +259,13 @@ fn attribute<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyRes
         Err(err) if err.is_instance_of::<PyAttributeError>(obj.py()) => Ok(None),
         Err(err) => Err(err),
     }
+}
+
+/// The package's `Tool` class.
+fn tool_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static TOOL: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    TOOL.get_or_try_init(py, || py.import("toolfilter_fast._tool")?.getattr("Tool").map(Bound::unbind))
+        .map(|tool| tool.bind(py))
 }
 
 /// `collections.abc.Mapping`.
@@ -325,15 +338,45 @@ impl<'r> Build<'r> {
     }
 }
 
+/// Why [`convert`] gave no value.
+enum Stop {
+    /// The value has no CEL value: the message says why.
+    Error(String),
+    /// The quick pass met a value whose reading may run Python code.
+    Python,
+}
+
+impl From<String> for Stop {
+    fn from(message: String) -> Self {
+        Stop::Error(message)
+    }
+}
+
 /// A Python value as a CEL value in the evaluator's own form, or why it
 /// cannot be one (`at` names where in the value it is, as `tool.meta["k"]`;
 /// called only for an error), built as `build` says (a part checked only is
-/// a null). May run Python code (a mapping's own `items`, an int's
-/// `__index__`): it reads through owned handles only.
-fn convert(obj: &Bound<'_, PyAny>, depth: usize, at: &dyn Fn() -> String, build: Build<'_>) -> Result<Box<dyn Val>, String> {
+/// a null). A quick pass reads dicts in place; a value whose reading may run
+/// Python code (a mapping's own `items`, a list subclass's iterator) sends
+/// it back to a pass that reads through snapshots and owned handles. The
+/// quick pass runs no Python code, so its giving up changes nothing.
+fn to_cel(obj: &Bound<'_, PyAny>, depth: usize, at: &dyn Fn() -> String, build: Build<'_>) -> Result<Box<dyn Val>, String> {
+    let slow = || match convert(obj, depth, at, build, false) {
+        Ok(value) => Ok(value),
+        Err(Stop::Error(message)) => Err(message),
+        Err(Stop::Python) => Err(format!("{} could not be read", at())),
+    };
+    match convert(obj, depth, at, build, true) {
+        Ok(value) => Ok(value),
+        Err(Stop::Error(message)) => Err(message),
+        Err(Stop::Python) => slow(),
+    }
+}
+
+/// [`to_cel`]'s passes: `quick` reads no Python code (see there).
+fn convert(obj: &Bound<'_, PyAny>, depth: usize, at: &dyn Fn() -> String, build: Build<'_>, quick: bool) -> Result<Box<dyn Val>, Stop> {
     let check = matches!(build, Build::Check);
     if depth > MAX_VALUE_DEPTH {
-        return Err(format!("{} nests deeper than {MAX_VALUE_DEPTH} levels", at()));
+        return Err(format!("{} nests deeper than {MAX_VALUE_DEPTH} levels", at()).into());
     }
     if obj.is_none() {
         return Ok(Box::new(CelNull));
@@ -347,7 +390,7 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize, at: &dyn Fn() -> String, build:
         }
         return match obj.extract::<u64>() {
             Ok(int) => Ok(Box::new(CelUInt::from(int))),
-            Err(_) => Err(format!("{} is an int out of CEL's range", at())),
+            Err(_) => Err(format!("{} is an int out of CEL's range", at()).into()),
         };
     }
     if let Ok(float) = obj.cast::<PyFloat>() {
@@ -355,9 +398,9 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize, at: &dyn Fn() -> String, build:
     }
     if let Ok(text) = obj.cast::<PyString>() {
         if check {
-            return checked_text(text, at).map(|()| Box::new(CelNull) as Box<dyn Val>);
+            return Ok(checked_text(text, at).map(|()| Box::new(CelNull) as Box<dyn Val>)?);
         }
-        return text_value(text, at).map(|text| Box::new(CelString::from(text)) as Box<dyn Val>);
+        return Ok(text_value(text, at).map(|text| Box::new(CelString::from(text)) as Box<dyn Val>)?);
     }
     if let Ok(bytes) = obj.cast::<PyBytes>() {
         if check {
@@ -366,12 +409,15 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize, at: &dyn Fn() -> String, build:
         return Ok(Box::new(CelBytes::from(bytes.as_bytes().to_vec())));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        if quick && !(obj.is_exact_instance_of::<PyList>() || obj.is_exact_instance_of::<PyTuple>()) {
+            return Err(Stop::Python);
+        }
         let items = obj.try_iter().map_err(|e| format!("{}: {e}", at()))?;
         let each = if check { Build::Check } else { Build::All };
         let mut list: Vec<Box<dyn Val>> = Vec::new();
         for (i, item) in items.enumerate() {
             let item = item.map_err(|e| format!("{}[{i}]: {e}", at()))?;
-            let value = convert(&item, depth + 1, &|| format!("{}[{i}]", at()), each)?;
+            let value = convert(&item, depth + 1, &|| format!("{}[{i}]", at()), each, quick)?;
             if !check {
                 list.push(value);
             }
@@ -381,48 +427,36 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize, at: &dyn Fn() -> String, build:
         }
         return Ok(Box::new(CelList::from(list)));
     }
-    let items = if let Ok(dict) = obj.cast::<PyDict>() {
-        dict.items()
-    } else if let Ok(mapping) = obj.cast::<PyMapping>() {
-        mapping.items().map_err(|e| format!("{}: {e}", at()))?
-    } else {
-        return Err(format!("{} is a {}, which has no CEL value", at(), type_name(obj)));
-    };
-    let mut map: HashMap<CelMapKey<'static>, Box<dyn Val>> = HashMap::with_capacity(items.len());
-    for item in items.iter() {
-        let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract().map_err(|e| format!("{}: {e}", at()))?;
-        let label = || match key.cast::<PyString>() {
-            Ok(text) => format!("{}[{:?}]", at(), String::from_utf8_lossy(&string_bytes(text).unwrap_or_default())),
-            Err(_) => format!("{}[{}]", at(), key.extract::<i64>().map(|i| i.to_string()).unwrap_or_default()),
-        };
-        // The key's text decides what to build of the value; its error, if
-        // any, comes after the value's own.
-        let key_text = key.cast::<PyString>().ok();
-        let want = match (build, key_text) {
-            (Build::All | Build::Check, _) => build,
-            (Build::Fields(_), Some(text)) => match string_bytes(text).as_deref().map(std::str::from_utf8) {
-                Ok(Ok(text)) => build.field(text),
-                _ => Build::Check,
-            },
-            (Build::Fields(_), None) => Build::Check,
-        };
-        let value = convert(&value, depth + 1, &label, want)?;
-        let kept = !matches!(want, Build::Check) || matches!(build, Build::All);
-        let key = if let Some(text) = key_text {
-            if !kept {
-                checked_text(text, at)?;
-                continue;
-            }
-            CelMapKey::String(CelString::from(text_value(text, at)?))
-        } else if key.is_instance_of::<PyBool>() {
-            CelMapKey::Bool(CelBool::from(key.is_truthy().map_err(|e| format!("{}: {e}", at()))?))
-        } else if let Ok(int) = key.extract::<i64>() {
-            CelMapKey::Int(CelInt::from(int))
-        } else {
-            return Err(format!("{} has a key of type {}, which CEL maps cannot hold", at(), type_name(&key)));
-        };
-        if kept {
+    let mut map: HashMap<CelMapKey<'static>, Box<dyn Val>> = HashMap::new();
+    let mut entry = |key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>| -> Result<(), Stop> {
+        if let Some((key, value)) = convert_entry(key, value, depth, at, build, quick)? {
             map.insert(key, value);
+        }
+        Ok(())
+    };
+    match obj.cast::<PyDict>() {
+        // A dict's entries in place: the quick pass runs no Python code and
+        // keeps the GIL, so nothing can change the dict as it is read (the
+        // iterator's checks for that never fire).
+        Ok(dict) if quick => {
+            for (key, value) in dict.iter() {
+                entry(&key, &value)?;
+            }
+        }
+        _ if quick => return Err(Stop::Python),
+        dict => {
+            let items = match dict {
+                Ok(dict) => dict.items(),
+                Err(_) => match obj.cast::<PyMapping>() {
+                    Ok(mapping) => mapping.items().map_err(|e| format!("{}: {e}", at()))?,
+                    Err(_) => return Err(format!("{} is a {}, which has no CEL value", at(), type_name(obj)).into()),
+                },
+            };
+            for item in items.iter() {
+                let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
+                    item.extract().map_err(|e| format!("{}: {e}", at()))?;
+                entry(&key, &value)?;
+            }
         }
     }
     if check {
@@ -431,6 +465,55 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize, at: &dyn Fn() -> String, build:
     Ok(Box::new(CelMap::from(map)))
 }
 
+/// A CEL map's entry.
+type Entry = (CelMapKey<'static>, Box<dyn Val>);
+
+/// One entry of a mapping [`convert`] reads: the key and value built, None
+/// when `build` keeps no value of it (it is checked only).
+fn convert_entry(
+    key: &Bound<'_, PyAny>,
+    value: &Bound<'_, PyAny>,
+    depth: usize,
+    at: &dyn Fn() -> String,
+    build: Build<'_>,
+    quick: bool,
+) -> Result<Option<Entry>, Stop> {
+    let key_text = key.cast::<PyString>().ok();
+    // An int key is read by `__index__`, which may be Python code.
+    if quick && key_text.is_none() && !key.is_instance_of::<PyInt>() {
+        return Err(Stop::Python);
+    }
+    let label = || match key_text {
+        Some(text) => format!("{}[{:?}]", at(), String::from_utf8_lossy(&string_bytes(text).unwrap_or_default())),
+        None => format!("{}[{}]", at(), key.extract::<i64>().map(|i| i.to_string()).unwrap_or_default()),
+    };
+    // The key's text decides what to build of the value; its error, if
+    // any, comes after the value's own.
+    let want = match (build, key_text) {
+        (Build::All | Build::Check, _) => build,
+        (Build::Fields(_), Some(text)) => match string_bytes(text).as_deref().map(std::str::from_utf8) {
+            Ok(Ok(text)) => build.field(text),
+            _ => Build::Check,
+        },
+        (Build::Fields(_), None) => Build::Check,
+    };
+    let value = convert(value, depth + 1, &label, want, quick)?;
+    let kept = !matches!(want, Build::Check) || matches!(build, Build::All);
+    let key = if let Some(text) = key_text {
+        if !kept {
+            checked_text(text, at)?;
+            return Ok(None);
+        }
+        CelMapKey::String(CelString::from(text_value(text, at)?))
+    } else if key.is_instance_of::<PyBool>() {
+        CelMapKey::Bool(CelBool::from(key.is_truthy().map_err(|e| format!("{}: {e}", at()))?))
+    } else if let Ok(int) = key.extract::<i64>() {
+        CelMapKey::Int(CelInt::from(int))
+    } else {
+        return Err(format!("{} has a key of type {}, which CEL maps cannot hold", at(), type_name(key)).into());
+    };
+    Ok(kept.then_some((key, value)))
+}
 
 /// Whether a `str` has a CEL value ([`text_value`] without the copy).
 fn checked_text(text: &Bound<'_, PyString>, at: &dyn Fn() -> String) -> Result<(), String> {

@@ -14,9 +14,8 @@ from typing import Any
 from .. import _core
 from .._tool import HINTS, Tool, raw_hints
 from .entries import Cel
-from .patterns import call_fail_closed
 
-__all__ = ["CelJudge", "SharedCtx", "TrustedServers", "call_pattern", "effective_hints", "hints_of"]
+__all__ = ["CelJudge", "SharedCtx", "TrustedServers", "effective_hints", "hints_of"]
 
 
 def hints_of(tool: Any) -> int:
@@ -32,12 +31,14 @@ class TrustedServers:
     read as characters (``str.__str__``): a ``str`` subclass's ``__eq__``
     cannot make ``"*"`` of another glob."""
 
-    __slots__ = ("_everyone", "_globs")
+    __slots__ = ("_everyone", "_globs", "constant")
 
     def __init__(self, globs: tuple[str, ...]) -> None:
         texts = tuple(str.__str__(glob) for glob in globs)
         self._everyone = any(text == "*" for text in texts)
         self._globs = tuple(_core.SegmentGlob(text, False) for text in texts)
+        #: The answer for every server when there is one (``*``, or no glob), else None.
+        self.constant: bool | None = True if self._everyone else None if self._globs else False
 
     def __call__(self, server_id: str) -> bool:
         if self._everyone:
@@ -67,12 +68,13 @@ class CelJudge:
     :func:`hints_of`). Every field is read, but only those the expression
     reads are converted; the others are checked as they would be."""
 
-    __slots__ = ("_evaluate", "entry", "program", "trusted")
+    __slots__ = ("_evaluate", "_trust", "entry", "program", "trusted")
 
     def __init__(self, entry: Cel, program: _core.CelProgram) -> None:
         self.entry = entry
         self.program = program
         self.trusted = TrustedServers(entry.trusted)
+        self._trust = self.trusted.constant
         self._evaluate = program.evaluate_tool
 
     @property
@@ -85,7 +87,10 @@ class CelJudge:
         """``(verdict, None)``, or ``(None, why)`` when there is none. ``tool``
         may be None (a pair batch knows the two strings only): its other
         fields are then null."""
-        return self._evaluate(tool, server_id, name, self.trusted(server_id), ctx, hints_of)
+        trusted = self._trust
+        if trusted is None:
+            trusted = self.trusted(server_id)
+        return self._evaluate(tool, server_id, name, trusted, ctx, hints_of)
 
     def __call__(self, tool: Any, ctx: Any) -> bool:
         server_id, name = tool.server_id, tool.name
@@ -108,9 +113,14 @@ class CelJudge:
         call's ``ctx`` converted once (``shared``): the bool, or None when
         there is no verdict (reading the tool raised, too)."""
         try:
-            server_id = tool.server_id
-            return self._evaluate(tool, server_id, tool.name, self.trusted(tool.server_id),
-                                  shared.value(), hints_of)[0]
+            server_id, name = tool.server_id, tool.name
+            trusted = self._trust
+            if trusted is None:
+                trusted = self.trusted(server_id)
+            value = shared._value
+            if value is None:
+                value = shared.value()
+            return self._evaluate(tool, server_id, name, trusted, value, hints_of)[0]
         except Exception:
             return None
 
@@ -140,15 +150,6 @@ class SharedCtx:
         if value is None:
             value = self._value = _core.CelValue(self._ctx, self._programs)
         return value
-
-
-def call_pattern(fn: Callable[[Any, Any], Any], tool: Any, ctx: Any,
-                 shared: SharedCtx) -> bool | None:
-    """``call_fail_closed(fn, tool, ctx)``, an expression pattern reading the
-    call's converted ``shared`` ctx instead of converting ``ctx`` again."""
-    if type(fn) is CelJudge:
-        return fn.call_shared(tool, shared)
-    return call_fail_closed(fn, tool, ctx)
 
 
 class CelFailure(Exception):

@@ -10,12 +10,13 @@ from .._errors import PatternError
 from .._tool import _pair
 from .._version import __version__
 from .explain import Decision, explain
-from .judges import CelJudge, SharedCtx, call_pattern, hints_of
+from .judges import CelJudge, SharedCtx, hints_of
 from .patterns import (
     AnnotationPattern,
     CelPattern,
     FunctionPattern,
     RegexPattern,
+    call_fail_closed,
     cel_error,
     check_option_names,
     classify,
@@ -292,13 +293,16 @@ class ToolFilter:
         ))
         if not included and not self._include_fns:
             return False
+        # An expression reads the call's converted ctx (``shared``); a function, ctx itself.
         for fn in self._exclude_fns:
-            if call_pattern(fn, tool, ctx, shared) is not False:
+            if (fn.call_shared(tool, shared) if type(fn) is CelJudge
+                    else call_fail_closed(fn, tool, ctx)) is not False:
                 return False
         if included:
             return True
         for fn in self._include_fns:
-            if call_pattern(fn, tool, ctx, shared) is True:
+            if (fn.call_shared(tool, shared) if type(fn) is CelJudge
+                    else call_fail_closed(fn, tool, ctx)) is True:
                 return True
         return False
 
