@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use cel::common::ast::{CallExpr, ComprehensionExpr, EntryExpr, Expr, LiteralValue, MapExpr, StructExpr};
-use cel::common::types::{CelBool, CelString, DYN_TYPE};
+use cel::common::types::{CelBool, CelBytes, CelDouble, CelInt, CelNull, CelString, CelUInt, DYN_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use cel::{Context, Env, ExecutionError, IdedExpr, Value};
@@ -99,7 +99,7 @@ fn env() -> &'static Arc<Env> {
 }
 
 /// A compiled expression pattern.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Expression {
     /// The program's tree, with the cost step around every comprehension body.
     tree: IdedExpr,
@@ -263,6 +263,26 @@ impl Expression {
     /// The compile-time estimate of the body runs (at most the budget).
     pub fn estimate(&self) -> u64 {
         self.estimate
+    }
+
+    /// The program as it runs under `ctx`: each largest part that reads
+    /// `ctx` and nothing else (no `tool`, no loop) is evaluated once, here,
+    /// and stands as its value when that is a bool, number, text, bytes or
+    /// null (a part that fails, or gives a list, a map or a type, stays as
+    /// it is, to fail or give it again per tool). Every verdict, error and
+    /// cost is the program's own: such a part has no loop, so it costs
+    /// nothing, and gives the same value every time.
+    pub fn under(&self, ctx: &SharedValue) -> Expression {
+        let mut program = self.clone();
+        if self.reads_ctx {
+            let lender = Lender { tool: &CelNull, ctx: &*ctx.0 };
+            let mut context = Context::with_env(Arc::clone(env()));
+            context.set_variable_resolver(&lender);
+            if fold_ctx_only(&mut program.tree, &context) == Purity::CtxOnly {
+                fold_into_literal(&mut program.tree, &context);
+            }
+        }
+        program
     }
 
     /// Runs the program with `tool` and `ctx` bound.
@@ -488,6 +508,78 @@ fn direct_selections(root: &mut IdedExpr) {
         }
         children_mut(node, |child| pending.push(child));
     }
+}
+
+/// What a subtree reads, for [`Expression::under`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purity {
+    /// Nothing: literals only.
+    Constant,
+    /// `ctx`, and nothing else.
+    CtxOnly,
+    /// Anything else: `tool`, a loop's variable, a loop, a type's name.
+    Other,
+}
+
+/// Folds the largest parts below `node` that read only `ctx` (see
+/// [`Expression::under`]) and says what `node` reads. Recurses as deep as
+/// the tree, which the compile bounds ([`MAX_DEPTH`]).
+fn fold_ctx_only(node: &mut IdedExpr, context: &Context) -> Purity {
+    let own = match &node.expr {
+        Expr::Literal(_) => return Purity::Constant,
+        Expr::Ident(name) => return if name == "ctx" { Purity::CtxOnly } else { Purity::Other },
+        Expr::Comprehension(_) | Expr::Struct(_) | Expr::Unspecified => Purity::Other,
+        Expr::Call(call) if call.func_name == STEP => Purity::Other,
+        _ => Purity::Constant,
+    };
+    // A loop whose variable is named `ctx`: inside its body, `ctx` is that
+    // variable (its range and start are read outside, and come first).
+    let shadows = matches!(&node.expr, Expr::Comprehension(c)
+        if c.iter_var == "ctx" || c.accu_var == "ctx" || c.iter_var2.as_deref() == Some("ctx"));
+    let mut parts: Vec<(&mut IdedExpr, Purity)> = Vec::new();
+    children_mut(node, |child| parts.push((child, Purity::Constant)));
+    let mut purity = own;
+    for (i, (child, seen)) in parts.iter_mut().enumerate() {
+        *seen = if shadows && i >= 2 { Purity::Other } else { fold_ctx_only(child, context) };
+        purity = match (purity, *seen) {
+            (Purity::Other, _) | (_, Purity::Other) => Purity::Other,
+            (Purity::CtxOnly, _) | (_, Purity::CtxOnly) => Purity::CtxOnly,
+            _ => Purity::Constant,
+        };
+    }
+    if purity == Purity::Other {
+        for (child, seen) in parts {
+            if seen == Purity::CtxOnly {
+                fold_into_literal(child, context);
+            }
+        }
+    }
+    purity
+}
+
+/// `node` becomes the literal of its value under `context`, when it has one.
+fn fold_into_literal(node: &mut IdedExpr, context: &Context) {
+    let literal = {
+        let Ok(value) = Value::resolve_val(node, context) else { return };
+        if let Some(value) = value.downcast_ref::<CelBool>() {
+            LiteralValue::Boolean(CelBool::from(*value.inner()))
+        } else if let Some(value) = value.downcast_ref::<CelInt>() {
+            LiteralValue::Int(CelInt::from(*value.inner()))
+        } else if let Some(value) = value.downcast_ref::<CelUInt>() {
+            LiteralValue::UInt(CelUInt::from(*value.inner()))
+        } else if let Some(value) = value.downcast_ref::<CelDouble>() {
+            LiteralValue::Double(CelDouble::from(*value.inner()))
+        } else if let Some(value) = value.downcast_ref::<CelString>() {
+            LiteralValue::String(CelString::from(value.inner().to_owned()))
+        } else if let Some(value) = value.downcast_ref::<CelBytes>() {
+            LiteralValue::Bytes(CelBytes::from(value.inner().to_vec()))
+        } else if value.downcast_ref::<CelNull>().is_some() {
+            LiteralValue::Null
+        } else {
+            return;
+        }
+    };
+    node.expr = Expr::Literal(literal);
 }
 
 /// The operand at the bottom of a chain of field selections.
@@ -786,6 +878,51 @@ mod tests {
                     assert_eq!(a, b, "{source} {ctx:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_program_under_a_ctx_gives_the_same_outcomes() {
+        let ctxs = [
+            Value::from(HashMap::from([
+                ("role".to_string(), Value::from("admin")),
+                ("l".to_string(), Value::List(Arc::new(vec![Value::Int(1), Value::Int(2)]))),
+                ("n".to_string(), Value::Int(i64::MAX)),
+            ])),
+            Value::from(HashMap::from([("role".to_string(), Value::Int(3))])),
+            Value::from("text"),
+            Value::Null,
+        ];
+        let sources = [
+            "ctx.role == 'admin' || tool.name.startsWith('get_')",
+            "ctx.role == 'admin' && tool.missing",
+            "ctx.n + 1 > 0 || tool.name == 'get_me'",
+            "tool.name.startsWith(ctx.role) || ctx.l.size() > 1",
+            "ctx.l.exists(x, x == ctx.l.size()) && tool.name != ''",
+            "[1, 2].exists(ctx, ctx == 2) && ctx.l.size() == 2",
+            "ctx.l.map(x, x + ctx.l.size()).exists(y, y > 3) && tool.annotations.readOnlyHint",
+            "has(ctx.role) ? tool.name : 'x'",
+            "type(ctx.role) == string && tool.name != ''",
+            "ctx.role",
+            "ctx.role == 'admin'",
+        ];
+        for source in sources {
+            let program = Expression::compile_with_budget(source, 1_000).unwrap();
+            for ctx in &ctxs {
+                let shared = SharedValue::new(ctx.clone()).unwrap();
+                let folded = program.under(&shared);
+                for name in ["get_me", "delete_me"] {
+                    let want = program.evaluate_shared(tool(name, true), &shared);
+                    assert_eq!(folded.evaluate_shared(tool(name, true), &shared), want, "{source} {ctx:?}");
+                }
+            }
+        }
+        // The part that reads only ctx is a literal now.
+        let rule = Expression::compile("ctx.role == 'admin' || tool.name.startsWith('get_')").unwrap();
+        let folded = rule.under(&SharedValue::new(ctxs[1].clone()).unwrap());
+        match &folded.tree.expr {
+            Expr::Call(call) => assert!(matches!(call.args[0].expr, Expr::Literal(LiteralValue::Boolean(_)))),
+            other => panic!("{other:?}"),
         }
     }
 

@@ -3,6 +3,8 @@
 //! effective value of raw hints.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use cel::common::types::{CelBool, CelBytes, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt};
 use cel::common::value::Val;
@@ -22,6 +24,9 @@ const MAX_VALUE_DEPTH: usize = 32;
 #[pyclass(module = "toolfilter_fast._core", name = "CelProgram", frozen)]
 struct PyCelProgram {
     inner: Expression,
+    /// The program under the last `CelValue` it ran with (by its number),
+    /// made on the second evaluation with it (see [`Expression::under`]).
+    under: Mutex<(u64, Option<Arc<Expression>>)>,
 }
 
 #[pymethods]
@@ -50,7 +55,7 @@ impl PyCelProgram {
             }
         };
         let inner = py.detach(|| Expression::compile_with_budget(&text, max_cost)).map_err(PyValueError::new_err)?;
-        Ok(PyCelProgram { inner })
+        Ok(PyCelProgram { inner, under: Mutex::new((0, None)) })
     }
 
     /// Whether the expression reads `ctx` (a dynamic pattern).
@@ -115,12 +120,16 @@ impl PyCelProgram {
     fn run(&self, py: Python<'_>, tool: Box<dyn Val>, ctx: &Bound<'_, PyAny>) -> (Option<bool>, Option<String>) {
         let wanted = self.inner.ctx_reads();
         let fresh;
+        let mut under = None;
         let ctx = match ctx.cast::<PyCelValue>() {
             Ok(shared) => {
                 let shared = shared.get();
                 match &shared.inner {
                     Err(reason) => return (None, Some(reason.clone())),
-                    Ok(value) if shared.reads.covers(wanted) => value,
+                    Ok(value) if shared.reads.covers(wanted) => {
+                        under = self.under(shared.number, value);
+                        value
+                    }
                     // Built for other programs: converted anew for this one.
                     Ok(_) => match shared_ctx(shared.source.bind(py), wanted) {
                         Ok(value) => {
@@ -139,7 +148,8 @@ impl PyCelProgram {
                 Err(reason) => return (None, Some(reason)),
             },
         };
-        let outcome = py.detach(|| self.inner.evaluate_vals(tool, ctx));
+        let program = under.as_deref().unwrap_or(&self.inner);
+        let outcome = py.detach(|| program.evaluate_vals(tool, ctx));
         match outcome {
             Ok(verdict) => (Some(verdict), None),
             Err(Failure::Error(message)) => (None, Some(format!("the expression failed: {message}"))),
@@ -149,6 +159,23 @@ impl PyCelProgram {
                 Some(format!("the expression ran its loops more than its cost budget of {limit} times (max_cost)")),
             ),
         }
+    }
+}
+
+impl PyCelProgram {
+    /// The program under the `CelValue` numbered `number` holding `ctx`:
+    /// None the first time it runs with it (a value read once is not worth
+    /// the work), made the second time and kept until another comes.
+    fn under(&self, number: u64, ctx: &SharedValue) -> Option<Arc<Expression>> {
+        if !self.inner.reads_ctx() {
+            return None;
+        }
+        let mut under = self.under.lock().unwrap_or_else(PoisonError::into_inner);
+        if under.0 != number {
+            *under = (number, None);
+            return None;
+        }
+        Some(Arc::clone(under.1.get_or_insert_with(|| Arc::new(self.inner.under(ctx)))))
     }
 }
 
@@ -285,7 +312,12 @@ struct PyCelValue {
     inner: Result<SharedValue, String>,
     reads: Reads,
     source: Py<PyAny>,
+    /// This value's own number (from 1), never another's.
+    number: u64,
 }
+
+/// The last number given a `CelValue`.
+static NUMBERED: AtomicU64 = AtomicU64::new(0);
 
 #[pymethods]
 impl PyCelValue {
@@ -302,7 +334,8 @@ impl PyCelValue {
                 reads
             }
         };
-        Ok(PyCelValue { inner: shared_ctx(value, &reads), reads, source: value.clone().unbind() })
+        let number = NUMBERED.fetch_add(1, Ordering::Relaxed) + 1;
+        Ok(PyCelValue { inner: shared_ctx(value, &reads), reads, source: value.clone().unbind(), number })
     }
 }
 
