@@ -149,7 +149,14 @@ impl PyCelProgram {
             },
         };
         let program = under.as_deref().unwrap_or(&self.inner);
-        let outcome = py.detach(|| program.evaluate_vals(tool, ctx));
+        // A program with loops lets other threads run meanwhile; one without
+        // runs in time linear in its source and values (no longer than
+        // their conversion, which holds the GIL), too short to hand it over.
+        let outcome = if program.estimate() > 0 {
+            py.detach(|| program.evaluate_vals(tool, ctx))
+        } else {
+            program.evaluate_vals(tool, ctx)
+        };
         match outcome {
             Ok(verdict) => (Some(verdict), None),
             Err(Failure::Error(message)) => (None, Some(format!("the expression failed: {message}"))),
@@ -522,19 +529,22 @@ fn convert_entry(
     };
     // The key's text decides what to build of the value; its error, if
     // any, comes after the value's own.
-    let want = match (build, key_text) {
-        (Build::All | Build::Check, _) => build,
+    // (`valid`: the key's text was read and is valid, so needs no check.)
+    let (want, valid) = match (build, key_text) {
+        (Build::All | Build::Check, _) => (build, false),
         (Build::Fields(_), Some(text)) => match string_bytes(text).as_deref().map(std::str::from_utf8) {
-            Ok(Ok(text)) => build.field(text),
-            _ => Build::Check,
+            Ok(Ok(text)) => (build.field(text), true),
+            _ => (Build::Check, false),
         },
-        (Build::Fields(_), None) => Build::Check,
+        (Build::Fields(_), None) => (Build::Check, false),
     };
     let value = convert(value, depth + 1, &label, want, quick)?;
     let kept = !matches!(want, Build::Check) || matches!(build, Build::All);
     let key = if let Some(text) = key_text {
         if !kept {
-            checked_text(text, at)?;
+            if !valid {
+                checked_text(text, at)?;
+            }
             return Ok(None);
         }
         CelMapKey::String(CelString::from(text_value(text, at)?))
