@@ -162,7 +162,32 @@ def test_the_filter_converts_only_what_its_expressions_read():
     ctx = {"claims": {"role": "admin", "many": list(range(50))}, "blocked": ["b"], "x": 1}
     assert f.filter(tools, ctx) == [tools[0]]
     assert f.visible(tools[0], ctx) and not f.visible(tools[1], ctx)
-    assert SharedCtx(ctx, f._cel_programs).value() is not None
+    # What neither reads is still checked: a set in it fails both closed.
+    assert f.filter(tools, {**ctx, "x": {1}}) == []
+    shared = SharedCtx({**ctx, "x": {1}}, f._cel_programs)
+    assert f._include_fns[0].call_shared(tools[0], shared) is None
+
+
+def test_each_call_sees_its_own_ctx():
+    # The part that reads only ctx is evaluated once a call: never kept for the next.
+    f = toolfilter_fast.compile(include=[Cel(EXPRESSIONS[0])])
+    tools = [Tool("s", "get_a"), Tool("s", "put_b")]
+    for role, want in [("admin", tools), ("user", tools[:1]), ("admin", tools), ("user", tools[:1])]:
+        ctx = {"claims": {"role": role}}
+        assert f.filter(tools, ctx) == want
+        assert f.mask(tools, ctx) == [tool in want for tool in tools]
+        assert [f.visible(tool, ctx) for tool in tools] == [tool in want for tool in tools]
+    # One program, two converted values taken in turn, each evaluated many times.
+    program = _core.CelProgram(EXPRESSIONS[0])
+    admin = _core.CelValue({"claims": {"role": "admin"}}, (program,))
+    user = _core.CelValue({"claims": {"role": "user"}}, (program,))
+    for _ in range(3):
+        for value, want in [(admin, True), (admin, True), (user, False), (user, False)]:
+            assert program.evaluate({"name": "put_b"}, value) == (want, None)
+    failing = _core.CelValue({"claims": {"role": 1}}, (program,))
+    for _ in range(3):
+        assert program.evaluate({"name": "put_b"}, failing) == (False, None)
+        assert program.evaluate({"name": 3}, failing)[0] is None
 
 
 text = st.text(alphabet=st.sampled_from("ab_\ud800\u0130 "), max_size=4)
