@@ -26,10 +26,11 @@
 //! whatever the rest of the expression would have made of the error.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use cel::common::ast::{CallExpr, ComprehensionExpr, EntryExpr, Expr, LiteralValue, MapExpr, StructExpr};
-use cel::common::types::{CelBool, CelString, DYN_TYPE};
+use cel::common::types::{CelBool, CelBytes, CelDouble, CelInt, CelNull, CelString, CelUInt, DYN_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use cel::{Context, Env, ExecutionError, IdedExpr, Value};
@@ -98,13 +99,84 @@ fn env() -> &'static Arc<Env> {
 }
 
 /// A compiled expression pattern.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Expression {
     /// The program's tree, with the cost step around every comprehension body.
     tree: IdedExpr,
     reads_ctx: bool,
     max_cost: u64,
     estimate: u64,
+    /// What the program reads of `tool`, and of `ctx`.
+    tool_reads: Reads,
+    ctx_reads: Reads,
+}
+
+/// What an expression reads of a variable: nothing, the whole value, or
+/// some fields of it (a map's entries by key), each read so. A value built
+/// with only what its reads name gives every verdict and error the whole
+/// value gives: the expression looks nowhere else.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Reads {
+    /// The value is never read.
+    #[default]
+    Nothing,
+    /// The value is read as a whole (compared, passed to a function, looped
+    /// over, indexed, ...).
+    Whole,
+    /// Only these fields are selected (`v.field`), each read as it says.
+    Fields(BTreeMap<String, Reads>),
+}
+
+impl Reads {
+    /// What is read of the field `name` of the value read so.
+    pub fn field(&self, name: &str) -> &Reads {
+        match self {
+            Reads::Nothing => &Reads::Nothing,
+            Reads::Whole => &Reads::Whole,
+            Reads::Fields(fields) => fields.get(name).unwrap_or(&Reads::Nothing),
+        }
+    }
+
+    /// Marks the value at `path` (fields from here) as read whole.
+    fn add(&mut self, path: &[&str]) {
+        let Some((first, rest)) = path.split_first() else {
+            *self = Reads::Whole;
+            return;
+        };
+        match self {
+            Reads::Whole => {}
+            Reads::Nothing => {
+                let mut below = Reads::Nothing;
+                below.add(rest);
+                *self = Reads::Fields(BTreeMap::from([((*first).to_owned(), below)]));
+            }
+            Reads::Fields(fields) => fields.entry((*first).to_owned()).or_default().add(rest),
+        }
+    }
+
+    /// Adds what `other` reads.
+    pub fn union(&mut self, other: &Reads) {
+        match (&mut *self, other) {
+            (_, Reads::Nothing) | (Reads::Whole, _) => {}
+            (Reads::Nothing, _) | (_, Reads::Whole) => *self = other.clone(),
+            (Reads::Fields(mine), Reads::Fields(theirs)) => {
+                for (name, reads) in theirs {
+                    mine.entry(name.clone()).or_default().union(reads);
+                }
+            }
+        }
+    }
+
+    /// Whether a value built for these reads holds all that `other` reads.
+    pub fn covers(&self, other: &Reads) -> bool {
+        match (self, other) {
+            (_, Reads::Nothing) | (Reads::Whole, _) => true,
+            (Reads::Nothing, _) | (Reads::Fields(_), Reads::Whole) => false,
+            (Reads::Fields(mine), Reads::Fields(theirs)) => {
+                theirs.iter().all(|(name, reads)| mine.get(name).is_some_and(|m| m.covers(reads)))
+            }
+        }
+    }
 }
 
 /// Why an evaluation gave no verdict: the pattern then fails closed.
@@ -160,9 +232,21 @@ impl Expression {
         // keeps the dot in the name, so both spellings count.
         let references = program.references();
         let reads_ctx = references.has_variable("ctx") || references.has_variable(".ctx");
+        let (tool_reads, ctx_reads) = variable_reads(program.expression());
         let mut tree = program.expression().clone();
         instrument(&mut tree);
-        Ok(Expression { tree, reads_ctx, max_cost, estimate })
+        direct_selections(&mut tree);
+        Ok(Expression { tree, reads_ctx, max_cost, estimate, tool_reads, ctx_reads })
+    }
+
+    /// What the program reads of `tool`.
+    pub fn tool_reads(&self) -> &Reads {
+        &self.tool_reads
+    }
+
+    /// What the program reads of `ctx`.
+    pub fn ctx_reads(&self) -> &Reads {
+        &self.ctx_reads
     }
 
     /// Whether the expression reads the variable `ctx`: such a pattern is
@@ -181,6 +265,26 @@ impl Expression {
         self.estimate
     }
 
+    /// The program as it runs under `ctx`: each largest part that reads
+    /// `ctx` and nothing else (no `tool`, no loop) is evaluated once, here,
+    /// and stands as its value when that is a bool, number, text, bytes or
+    /// null (a part that fails, or gives a list, a map or a type, stays as
+    /// it is, to fail or give it again per tool). Every verdict, error and
+    /// cost is the program's own: such a part has no loop, so it costs
+    /// nothing, and gives the same value every time.
+    pub fn under(&self, ctx: &SharedValue) -> Expression {
+        let mut program = self.clone();
+        if self.reads_ctx {
+            let lender = Lender { tool: &CelNull, ctx: &*ctx.0 };
+            let mut context = Context::with_env(Arc::clone(env()));
+            context.set_variable_resolver(&lender);
+            if fold_ctx_only(&mut program.tree, &context) == Purity::CtxOnly {
+                fold_into_literal(&mut program.tree, &context);
+            }
+        }
+        program
+    }
+
     /// Runs the program with `tool` and `ctx` bound.
     pub fn evaluate(&self, tool: Value, ctx: Value) -> Result<bool, Failure> {
         self.evaluate_shared(tool, &SharedValue::new(ctx).map_err(Failure::Error)?)
@@ -195,10 +299,9 @@ impl Expression {
     /// [`evaluate_shared`](Self::evaluate_shared) with `tool` already in the
     /// evaluator's form (the binding builds it so, with no `Value` between).
     pub fn evaluate_vals(&self, tool: Box<dyn Val>, ctx: &SharedValue) -> Result<bool, Failure> {
-        let lender = Lender(&*ctx.0);
+        let lender = Lender { tool: &*tool, ctx: &*ctx.0 };
         let mut context = Context::with_env(Arc::clone(env()));
         context.set_variable_resolver(&lender);
-        context.add_variable_as_val("tool", tool);
         let before = SPENT.with(|cell| cell.replace((0, self.max_cost)));
         let result = Value::resolve(&self.tree, &context);
         let (spent, _) = SPENT.with(|cell| cell.replace(before));
@@ -230,13 +333,48 @@ impl SharedValue {
     }
 }
 
-/// Lends `ctx` to one evaluation, by reference.
-struct Lender<'a>(&'a dyn Val);
+/// Lends `tool` and `ctx` to one evaluation, by reference.
+struct Lender<'a> {
+    tool: &'a dyn Val,
+    ctx: &'a dyn Val,
+}
 
 impl VariableResolver for Lender<'_> {
     fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
-        (variable == "ctx").then(|| CowVal::Borrowed(self.0))
+        match variable {
+            "tool" => Some(CowVal::Borrowed(self.tool)),
+            "ctx" => Some(CowVal::Borrowed(self.ctx)),
+            _ => None,
+        }
     }
+}
+
+/// What the tree reads of `tool` and of `ctx` (see [`Reads`]), found with a
+/// stack of its own. A chain of selections down to the variable's name
+/// (`tool.name`, `.ctx.claims.role`, `has(tool.meta.k)`) reads the field it
+/// ends at; the name anywhere else reads it whole. A comprehension variable
+/// of the same name only makes the reads larger than they need be.
+fn variable_reads(root: &IdedExpr) -> (Reads, Reads) {
+    let (mut tool, mut ctx) = (Reads::Nothing, Reads::Nothing);
+    let mut pending = vec![root];
+    while let Some(node) = pending.pop() {
+        let mut path = Vec::new();
+        let mut at = node;
+        while let Expr::Select(select) = &at.expr {
+            path.push(select.field.as_str());
+            at = &select.operand;
+        }
+        path.reverse();
+        match &at.expr {
+            Expr::Ident(name) => match name.strip_prefix('.').unwrap_or(name) {
+                "tool" => tool.add(&path),
+                "ctx" => ctx.add(&path),
+                _ => {}
+            },
+            _ => children(at, |child| pending.push(child)),
+        }
+    }
+    (tool, ctx)
 }
 
 /// The parser's errors on one line: each as `line:column: what`, joined by
@@ -339,6 +477,119 @@ fn per_element(c: &mut ComprehensionExpr) -> &mut IdedExpr {
         }
     }
     &mut c.loop_cond
+}
+
+/// Puts each chain of field selections from `tool` or `ctx` (`ctx.claims.role`)
+/// on the variable itself, as `(true ? ctx : null).claims.role`: the
+/// evaluator then reads the variable and selects the fields, the value and
+/// the errors the chain has, instead of first looking for variables and
+/// types named `ctx.claims.role` and `ctx.claims` (there are none: the only
+/// variables are `tool`, `ctx` and a comprehension's, which are plain names,
+/// and no type is named from either), which cost an evaluation most of its
+/// time.
+fn direct_selections(root: &mut IdedExpr) {
+    let mut pending = vec![root];
+    while let Some(node) = pending.pop() {
+        if let Expr::Select(_) = &node.expr {
+            let at = chain_root(node);
+            if matches!(&at.expr, Expr::Ident(name) if name == "tool" || name == "ctx") {
+                let id = at.id;
+                let variable = std::mem::take(at);
+                let literal = |value| IdedExpr { id, expr: Expr::Literal(value) };
+                at.expr = Expr::Call(CallExpr {
+                    func_name: cel::common::ast::operators::CONDITIONAL.to_owned(),
+                    target: None,
+                    args: vec![literal(LiteralValue::Boolean(true.into())), variable, literal(LiteralValue::Null)],
+                });
+            } else {
+                children_mut(at, |child| pending.push(child));
+            }
+            continue;
+        }
+        children_mut(node, |child| pending.push(child));
+    }
+}
+
+/// What a subtree reads, for [`Expression::under`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purity {
+    /// Nothing: literals only.
+    Constant,
+    /// `ctx`, and nothing else.
+    CtxOnly,
+    /// Anything else: `tool`, a loop's variable, a loop, a type's name.
+    Other,
+}
+
+/// Folds the largest parts below `node` that read only `ctx` (see
+/// [`Expression::under`]) and says what `node` reads. Recurses as deep as
+/// the tree, which the compile bounds ([`MAX_DEPTH`]).
+fn fold_ctx_only(node: &mut IdedExpr, context: &Context) -> Purity {
+    let own = match &node.expr {
+        Expr::Literal(_) => return Purity::Constant,
+        Expr::Ident(name) => return if name == "ctx" { Purity::CtxOnly } else { Purity::Other },
+        Expr::Comprehension(_) | Expr::Struct(_) | Expr::Unspecified => Purity::Other,
+        Expr::Call(call) if call.func_name == STEP => Purity::Other,
+        _ => Purity::Constant,
+    };
+    // A loop whose variable is named `ctx`: inside its body, `ctx` is that
+    // variable (its range and start are read outside, and come first).
+    let shadows = matches!(&node.expr, Expr::Comprehension(c)
+        if c.iter_var == "ctx" || c.accu_var == "ctx" || c.iter_var2.as_deref() == Some("ctx"));
+    let mut parts: Vec<(&mut IdedExpr, Purity)> = Vec::new();
+    children_mut(node, |child| parts.push((child, Purity::Constant)));
+    let mut purity = own;
+    for (i, (child, seen)) in parts.iter_mut().enumerate() {
+        *seen = if shadows && i >= 2 { Purity::Other } else { fold_ctx_only(child, context) };
+        purity = match (purity, *seen) {
+            (Purity::Other, _) | (_, Purity::Other) => Purity::Other,
+            (Purity::CtxOnly, _) | (_, Purity::CtxOnly) => Purity::CtxOnly,
+            _ => Purity::Constant,
+        };
+    }
+    if purity == Purity::Other {
+        for (child, seen) in parts {
+            if seen == Purity::CtxOnly {
+                fold_into_literal(child, context);
+            }
+        }
+    }
+    purity
+}
+
+/// `node` becomes the literal of its value under `context`, when it has one.
+fn fold_into_literal(node: &mut IdedExpr, context: &Context) {
+    let literal = {
+        let Ok(value) = Value::resolve_val(node, context) else { return };
+        if let Some(value) = value.downcast_ref::<CelBool>() {
+            LiteralValue::Boolean(CelBool::from(*value.inner()))
+        } else if let Some(value) = value.downcast_ref::<CelInt>() {
+            LiteralValue::Int(CelInt::from(*value.inner()))
+        } else if let Some(value) = value.downcast_ref::<CelUInt>() {
+            LiteralValue::UInt(CelUInt::from(*value.inner()))
+        } else if let Some(value) = value.downcast_ref::<CelDouble>() {
+            LiteralValue::Double(CelDouble::from(*value.inner()))
+        } else if let Some(value) = value.downcast_ref::<CelString>() {
+            LiteralValue::String(CelString::from(value.inner().to_owned()))
+        } else if let Some(value) = value.downcast_ref::<CelBytes>() {
+            LiteralValue::Bytes(CelBytes::from(value.inner().to_vec()))
+        } else if value.downcast_ref::<CelNull>().is_some() {
+            LiteralValue::Null
+        } else {
+            return;
+        }
+    };
+    node.expr = Expr::Literal(literal);
+}
+
+/// The operand at the bottom of a chain of field selections.
+fn chain_root(mut at: &mut IdedExpr) -> &mut IdedExpr {
+    loop {
+        match at.expr {
+            Expr::Select(ref mut select) => at = &mut select.operand,
+            _ => return at,
+        }
+    }
 }
 
 /// `node` becomes `@cost_step(node)`.
@@ -540,6 +791,139 @@ mod tests {
             assert_eq!(program.evaluate_shared(tool(name, false), &shared), program.evaluate(tool(name, false), admin.clone()));
         }
         assert_eq!(program.evaluate_shared(tool("get_me", false), &shared), Ok(true));
+    }
+
+    fn fields(pairs: &[(&str, Reads)]) -> Reads {
+        Reads::Fields(pairs.iter().map(|(name, reads)| ((*name).to_owned(), reads.clone())).collect())
+    }
+
+    #[test]
+    fn the_reads_of_tool_and_ctx() {
+        let reads = |source: &str| {
+            let program = Expression::compile(source).expect("compiles");
+            (program.tool_reads().clone(), program.ctx_reads().clone())
+        };
+        let rule = reads("ctx.claims.role == 'admin' || tool.name.startsWith('get_')");
+        assert_eq!(rule.0, fields(&[("name", Reads::Whole)]));
+        assert_eq!(rule.1, fields(&[("claims", fields(&[("role", Reads::Whole)]))]));
+        assert_eq!(reads("true"), (Reads::Nothing, Reads::Nothing));
+        // Whole reads: compared, sized, looped over, indexed, passed on.
+        for source in ["tool == {}", "size(tool) > 0", "tool.all(k, k != '')", "tool['name'] == 'x'",
+                       "'name' in tool", "[tool][0].name == 'x'", ".tool != null"] {
+            assert_eq!(reads(source).0, Reads::Whole, "{source}");
+        }
+        // A whole read of a field swallows the reads below it, in either order.
+        let meta = fields(&[("meta", Reads::Whole)]);
+        assert_eq!(reads("tool.meta.a == 1 && size(tool.meta) > 0").0, meta);
+        assert_eq!(reads("size(tool.meta) > 0 && tool.meta.a == 1").0, meta);
+        // has() reads the field it tests; the root-scope spelling counts.
+        assert_eq!(reads("has(tool.meta.k)").0, fields(&[("meta", fields(&[("k", Reads::Whole)]))]));
+        assert_eq!(reads(".ctx.role == 'a'").1, fields(&[("role", Reads::Whole)]));
+        // A selection from something else still has its operand visited.
+        assert_eq!(reads("{'a': tool.title}.a == 'x'").0, fields(&[("title", Reads::Whole)]));
+        assert_eq!(reads("tool.meta.map(k, ctx.x).size() > 0").1, fields(&[("x", Reads::Whole)]));
+    }
+
+    #[test]
+    fn reads_union_and_cover() {
+        let role = fields(&[("claims", fields(&[("role", Reads::Whole)]))]);
+        let sub = fields(&[("sub", Reads::Whole)]);
+        let mut both = role.clone();
+        both.union(&sub);
+        assert!(both.covers(&role) && both.covers(&sub) && !role.covers(&sub) && !role.covers(&both));
+        assert!(Reads::Whole.covers(&both) && both.covers(&Reads::Nothing) && !both.covers(&Reads::Whole));
+        let mut whole = both.clone();
+        whole.union(&Reads::Whole);
+        assert_eq!(whole, Reads::Whole);
+        assert_eq!(both.field("claims").field("role"), &Reads::Whole);
+        assert_eq!(both.field("other"), &Reads::Nothing);
+        assert_eq!(Reads::Whole.field("x"), &Reads::Whole);
+    }
+
+    /// `source` compiled as before selections were put on their variable.
+    fn undirected(source: &str) -> Expression {
+        let mut program = Expression::compile(source).expect("compiles");
+        let mut tree = env().compile(source).expect("parses").expression().clone();
+        instrument(&mut tree);
+        program.tree = tree;
+        program
+    }
+
+    #[test]
+    fn selections_put_on_their_variable_give_the_same_outcomes() {
+        let claims = |role: Value| Value::from(HashMap::from([("role".to_string(), role)]));
+        let ctxs = [
+            Value::from(HashMap::from([("claims".to_string(), claims(Value::from("admin")))])),
+            Value::from(HashMap::from([("claims".to_string(), claims(Value::Int(1)))])),
+            Value::from(HashMap::from([("claims".to_string(), Value::from("text"))])),
+            Value::from(HashMap::from([("other".to_string(), Value::Null)])),
+            Value::List(Arc::new(vec![Value::Int(1)])),
+            Value::Null,
+        ];
+        let sources = [
+            "ctx.claims.role == 'admin' || tool.name.startsWith('get_')",
+            "has(ctx.claims.role) && ctx.claims.role != ''",
+            "has(ctx.claims)",
+            ".ctx.claims.role == 'admin'",
+            "tool.annotations.readOnlyHint || tool.missing",
+            "[{'name': 'a'}].exists(tool, tool.name == 'a') && ctx.claims.role.size() > 0",
+            "ctx.claims.all(k, k == 'role') && tool.name.size() > 0",
+            "tool.name.startsWith(ctx.claims.role)",
+        ];
+        for source in sources {
+            let (direct, plain) = (Expression::compile(source).unwrap(), undirected(source));
+            for ctx in &ctxs {
+                for name in ["get_me", "delete_me"] {
+                    let (a, b) = (direct.evaluate(tool(name, true), ctx.clone()), plain.evaluate(tool(name, true), ctx.clone()));
+                    assert_eq!(a, b, "{source} {ctx:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_program_under_a_ctx_gives_the_same_outcomes() {
+        let ctxs = [
+            Value::from(HashMap::from([
+                ("role".to_string(), Value::from("admin")),
+                ("l".to_string(), Value::List(Arc::new(vec![Value::Int(1), Value::Int(2)]))),
+                ("n".to_string(), Value::Int(i64::MAX)),
+            ])),
+            Value::from(HashMap::from([("role".to_string(), Value::Int(3))])),
+            Value::from("text"),
+            Value::Null,
+        ];
+        let sources = [
+            "ctx.role == 'admin' || tool.name.startsWith('get_')",
+            "ctx.role == 'admin' && tool.missing",
+            "ctx.n + 1 > 0 || tool.name == 'get_me'",
+            "tool.name.startsWith(ctx.role) || ctx.l.size() > 1",
+            "ctx.l.exists(x, x == ctx.l.size()) && tool.name != ''",
+            "[1, 2].exists(ctx, ctx == 2) && ctx.l.size() == 2",
+            "ctx.l.map(x, x + ctx.l.size()).exists(y, y > 3) && tool.annotations.readOnlyHint",
+            "has(ctx.role) ? tool.name : 'x'",
+            "type(ctx.role) == string && tool.name != ''",
+            "ctx.role",
+            "ctx.role == 'admin'",
+        ];
+        for source in sources {
+            let program = Expression::compile_with_budget(source, 1_000).unwrap();
+            for ctx in &ctxs {
+                let shared = SharedValue::new(ctx.clone()).unwrap();
+                let folded = program.under(&shared);
+                for name in ["get_me", "delete_me"] {
+                    let want = program.evaluate_shared(tool(name, true), &shared);
+                    assert_eq!(folded.evaluate_shared(tool(name, true), &shared), want, "{source} {ctx:?}");
+                }
+            }
+        }
+        // The part that reads only ctx is a literal now.
+        let rule = Expression::compile("ctx.role == 'admin' || tool.name.startsWith('get_')").unwrap();
+        let folded = rule.under(&SharedValue::new(ctxs[1].clone()).unwrap());
+        match &folded.tree.expr {
+            Expr::Call(call) => assert!(matches!(call.args[0].expr, Expr::Literal(LiteralValue::Boolean(_)))),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -119,11 +119,20 @@ class CelProgram:
     def evaluate(self, tool: object, ctx: object) -> tuple[bool | None, str | None]:
         """``(verdict, None)``, or ``(None, why)`` when there is no bool verdict;
         ``ctx`` may be a :class:`CelValue`."""
+    def evaluate_tool(
+        self, tool: object, server_id: object, name: object, trusted: bool, ctx: object,
+        hints_of: Callable[[Any], int],
+    ) -> tuple[bool | None, str | None]:
+        """:meth:`evaluate` of the ``tool`` value an expression sees of the object
+        ``tool`` (None for a bare pair): ``title``, ``description`` and ``meta``
+        read as attributes, ``annotations`` the effective hints of
+        ``hints_of(tool)``; an exception reading one is raised."""
 
 class CelValue:
-    """A Python value converted to CEL once (a call's ``ctx``), lent to many evaluations."""
+    """A Python value converted to CEL once (a call's ``ctx``), lent to many evaluations:
+    built for what ``programs`` read of it (all of it when None), the rest checked."""
 
-    def __init__(self, value: object) -> None: ...
+    def __init__(self, value: object, programs: tuple[CelProgram, ...] | None = None) -> None: ...
 
 # --- tool groups ---------------------------------------------------------------
 

@@ -8,16 +8,14 @@ expression sees, built here and run by the core's CEL engine.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from .. import _core
 from .._tool import HINTS, Tool, raw_hints
 from .entries import Cel
-from .patterns import call_fail_closed
 
-__all__ = ["CelJudge", "SharedCtx", "TrustedServers", "call_pattern", "cel_tool", "effective_hints",
-           "hints_of"]
+__all__ = ["CelJudge", "SharedCtx", "TrustedServers", "effective_hints", "hints_of"]
 
 
 def hints_of(tool: Any) -> int:
@@ -33,15 +31,22 @@ class TrustedServers:
     read as characters (``str.__str__``): a ``str`` subclass's ``__eq__``
     cannot make ``"*"`` of another glob."""
 
-    __slots__ = ("_everyone", "_globs")
+    __slots__ = ("_everyone", "_globs", "constant")
 
     def __init__(self, globs: tuple[str, ...]) -> None:
         texts = tuple(str.__str__(glob) for glob in globs)
         self._everyone = any(text == "*" for text in texts)
         self._globs = tuple(_core.SegmentGlob(text, False) for text in texts)
+        #: The answer for every server when there is one (``*``, or no glob), else None.
+        self.constant: bool | None = True if self._everyone else None if self._globs else False
 
     def __call__(self, server_id: str) -> bool:
-        return self._everyone or any(glob.is_match(server_id) for glob in self._globs)
+        if self._everyone:
+            return True
+        for glob in self._globs:
+            if glob.is_match(server_id):
+                return True
+        return False
 
 
 def effective_hints(raw: int, trusted: bool) -> dict[str, bool]:
@@ -50,48 +55,27 @@ def effective_hints(raw: int, trusted: bool) -> dict[str, bool]:
     return {key: bool(bits >> i & 1) for i, key in enumerate(HINTS)}
 
 
-#: ``effective_hints`` of every raw byte, for a trusted server and not: the
-#: dicts ``cel_tool`` hands the core, which reads them and keeps nothing.
-_SEEN: dict[tuple[int, bool], dict[str, bool]] = {}
-
-
-def _seen(raw: int, trusted: bool) -> dict[str, bool]:
-    seen = _SEEN.get((raw, trusted))
-    if seen is None:
-        seen = _SEEN[(raw, trusted)] = effective_hints(raw, trusted)
-    return seen
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def cel_tool(tool: Any, server_id: str, name: str, trusted: bool) -> dict[str, Any]:
-    """The ``tool`` value an expression sees. ``tool`` may be None (a pair
-    batch knows the two strings only): its other fields are then null."""
-    meta = getattr(tool, "meta", None)
-    return {
-        "server_id": server_id,
-        "name": name,
-        "title": _text(getattr(tool, "title", None)),
-        "description": _text(getattr(tool, "description", None)),
-        "annotations": _seen(0 if tool is None else hints_of(tool), trusted),
-        "meta": meta if isinstance(meta, Mapping) else None,
-    }
-
-
 class CelJudge:
     """One compiled expression pattern. Called as a function pattern
     ``(tool, ctx) -> bool`` when it is dynamic (it raises when the expression
     gives no verdict, so that the caller fails closed), and through
-    :meth:`verdict` when it is static."""
+    :meth:`verdict` when it is static.
 
-    __slots__ = ("entry", "program", "trusted")
+    The ``tool`` an expression sees is read from the object by the core
+    (``CelProgram.evaluate_tool``): ``server_id`` and ``name`` as given,
+    ``title`` and ``description`` (a ``str``, else null), ``meta`` (a
+    mapping, else null) and ``annotations`` (the effective hints of
+    :func:`hints_of`). Every field is read, but only those the expression
+    reads are converted; the others are checked as they would be."""
+
+    __slots__ = ("_evaluate", "_trust", "entry", "program", "trusted")
 
     def __init__(self, entry: Cel, program: _core.CelProgram) -> None:
         self.entry = entry
         self.program = program
         self.trusted = TrustedServers(entry.trusted)
+        self._trust = self.trusted.constant
+        self._evaluate = program.evaluate_tool
 
     @property
     def dynamic(self) -> bool:
@@ -100,9 +84,13 @@ class CelJudge:
     def verdict(
         self, tool: Any, server_id: str, name: str, ctx: Any,
     ) -> tuple[bool | None, str | None]:
-        """``(verdict, None)``, or ``(None, why)`` when there is none."""
-        value = cel_tool(tool, server_id, name, self.trusted(server_id))
-        return self.program.evaluate(value, ctx)
+        """``(verdict, None)``, or ``(None, why)`` when there is none. ``tool``
+        may be None (a pair batch knows the two strings only): its other
+        fields are then null."""
+        trusted = self._trust
+        if trusted is None:
+            trusted = self.trusted(server_id)
+        return self._evaluate(tool, server_id, name, trusted, ctx, hints_of)
 
     def __call__(self, tool: Any, ctx: Any) -> bool:
         server_id, name = tool.server_id, tool.name
@@ -115,8 +103,7 @@ class CelJudge:
         """:meth:`__call__` with the call's converted ``ctx``: raises
         :class:`CelFailure` (with the reason) when there is no verdict."""
         server_id, name = tool.server_id, tool.name
-        value = cel_tool(tool, server_id, name, self.trusted(server_id))
-        verdict, why = self.program.evaluate(value, shared.value())
+        verdict, why = self.verdict(tool, server_id, name, shared.value())
         if verdict is None:
             raise CelFailure(why or "no verdict")
         return verdict
@@ -124,12 +111,18 @@ class CelJudge:
     def call_shared(self, tool: Any, shared: SharedCtx) -> bool | None:
         """As a function pattern called by ``call_fail_closed``, with the
         call's ``ctx`` converted once (``shared``): the bool, or None when
-        there is no verdict."""
+        there is no verdict (reading the tool raised, too)."""
         try:
-            value = cel_tool(tool, tool.server_id, tool.name, self.trusted(tool.server_id))
+            server_id, name = tool.server_id, tool.name
+            trusted = self._trust
+            if trusted is None:
+                trusted = self.trusted(server_id)
+            value = shared._value
+            if value is None:
+                value = shared.value()
+            return self._evaluate(tool, server_id, name, trusted, value, hints_of)[0]
         except Exception:
             return None
-        return self.program.evaluate(value, shared.value())[0]
 
     def __repr__(self) -> str:
         return repr(self.entry)
@@ -140,28 +133,23 @@ class SharedCtx:
     read by an expression, then lent to every expression of the call, for
     every tool (converting it per tool made a large ctx cost its size once a
     tool). Expressions thus see ``ctx`` as it was when the first of them read
-    it. Two threads of one batch may both convert it; either is right."""
+    it. Given the call's ``programs``, only what they read of it is built
+    (the rest is checked, so a ctx that cannot be converted still fails them
+    all); without, all of it. Two threads of one batch may both convert it;
+    either is right."""
 
-    __slots__ = ("_ctx", "_value")
+    __slots__ = ("_ctx", "_programs", "_value")
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any, programs: tuple[_core.CelProgram, ...] | None = None) -> None:
         self._ctx = ctx
+        self._programs = programs
         self._value: _core.CelValue | None = None
 
     def value(self) -> _core.CelValue:
         value = self._value
         if value is None:
-            value = self._value = _core.CelValue(self._ctx)
+            value = self._value = _core.CelValue(self._ctx, self._programs)
         return value
-
-
-def call_pattern(fn: Callable[[Any, Any], Any], tool: Any, ctx: Any,
-                 shared: SharedCtx) -> bool | None:
-    """``call_fail_closed(fn, tool, ctx)``, an expression pattern reading the
-    call's converted ``shared`` ctx instead of converting ``ctx`` again."""
-    if type(fn) is CelJudge:
-        return fn.call_shared(tool, shared)
-    return call_fail_closed(fn, tool, ctx)
 
 
 class CelFailure(Exception):

@@ -10,12 +10,13 @@ from .._errors import PatternError
 from .._tool import _pair
 from .._version import __version__
 from .explain import Decision, explain
-from .judges import CelJudge, SharedCtx, call_pattern, hints_of
+from .judges import CelJudge, SharedCtx, hints_of
 from .patterns import (
     AnnotationPattern,
     CelPattern,
     FunctionPattern,
     RegexPattern,
+    call_fail_closed,
     cel_error,
     check_option_names,
     classify,
@@ -164,8 +165,8 @@ class ToolFilter:
     function patterns are called with ``ctx`` by :meth:`visible` and fail closed.
     """
 
-    __slots__ = ("_dynamic", "_exclude", "_exclude_fns", "_flags", "_include", "_include_empty",
-                 "_include_fns", "_outcome", "_static", "_uses_hints")
+    __slots__ = ("_cel_programs", "_dynamic", "_exclude", "_exclude_fns", "_flags", "_include",
+                 "_include_empty", "_include_fns", "_outcome", "_static", "_uses_hints")
 
     # Set once by compile, through object.__setattr__ (assignment is refused).
     _include: _Side
@@ -178,6 +179,7 @@ class ToolFilter:
     _uses_hints: bool
     _include_fns: tuple[Callable[[Any, Any], Any], ...]
     _exclude_fns: tuple[Callable[[Any, Any], Any], ...]
+    _cel_programs: tuple[_core.CelProgram, ...]
 
     def __init__(self) -> None:
         raise TypeError("use ToolFilter.compile(include=[...], exclude=[...])")
@@ -203,6 +205,10 @@ class ToolFilter:
         init(self, "_include_fns", include_side.fns)
         init(self, "_exclude_fns", exclude_side.fns)
         init(self, "_uses_hints", static.uses_hints)
+        # The dynamic expressions: a call converts only what they read of its ctx.
+        init(self, "_cel_programs", tuple(
+            fn.program for fn in include_side.fns + exclude_side.fns if type(fn) is CelJudge
+        ))
         return self
 
     # Immutable once compiled: a pattern function (or anyone) that tries to
@@ -271,7 +277,7 @@ class ToolFilter:
         that an include list without functions does not statically include is
         hidden before any exclude function runs (as the batches do).
         """
-        return self._visible(tool, ctx, SharedCtx(ctx))
+        return self._visible(tool, ctx, SharedCtx(ctx, self._cel_programs))
 
     def _visible(self, tool: Any, ctx: Any, shared: SharedCtx) -> bool:
         """:meth:`visible`, with the call's ``ctx`` as expressions read it
@@ -287,13 +293,16 @@ class ToolFilter:
         ))
         if not included and not self._include_fns:
             return False
+        # An expression reads the call's converted ctx (``shared``); a function, ctx itself.
         for fn in self._exclude_fns:
-            if call_pattern(fn, tool, ctx, shared) is not False:
+            if (fn.call_shared(tool, shared) if type(fn) is CelJudge
+                    else call_fail_closed(fn, tool, ctx)) is not False:
                 return False
         if included:
             return True
         for fn in self._include_fns:
-            if call_pattern(fn, tool, ctx, shared) is True:
+            if (fn.call_shared(tool, shared) if type(fn) is CelJudge
+                    else call_fail_closed(fn, tool, ctx)) is True:
                 return True
         return False
 
@@ -316,7 +325,7 @@ class ToolFilter:
         items = _as_list(tools)
         read_hints = hints_of if self._uses_hints else None
         if dynamic and self._dynamic:
-            shared = SharedCtx(ctx)
+            shared = SharedCtx(ctx, self._cel_programs)
 
             def judge(tool: Any) -> bool:
                 return self._visible(tool, ctx, shared)
