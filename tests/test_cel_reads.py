@@ -205,3 +205,42 @@ def test_pruned_equals_whole_on_any_value(source, ctx, meta, title, name):
     tool = Tool("s", name, title=title, meta=meta, description="d")
     got, want = both(source, tool, ctx)
     assert got == want
+
+
+def test_a_collection_during_conversion_never_changes_a_dict_being_read() -> None:
+    """The quick conversion pass allocates (an exact list's iterator); were the
+    cyclic collector to run then, a finalizer could add to the very dict being
+    read, which pyo3's iteration answers with a panic. Cyclic garbage with such
+    finalizers is made before each conversion, with the collector's threshold
+    at its lowest: every verdict is still the one of ctx as it was read."""
+    import gc
+
+    ctx: dict[str, Any] = {"a": [1, 2, 3], **{f"k{i}": [i, [i]] for i in range(40)}}
+    added = []
+
+    class Trap:
+        def __init__(self) -> None:
+            self.me = self  # a cycle: only the collector frees it
+
+        def __del__(self) -> None:
+            key = f"added{len(added)}"
+            added.append(key)
+            ctx[key] = [0]
+
+    program = _core.CelProgram("ctx.a.size() == 3 && tool.name == 'x'")
+    # Everything the calls take is made first, so that the first allocation
+    # of a tracked object after a Trap is made (and dropped) is the conversion's.
+    evaluate, tool, shared, verdicts = program.evaluate, {"name": "x"}, _core.CelValue, []
+    old = gc.get_threshold()
+    gc.collect()
+    gc.set_threshold(1, 1, 1)
+    try:
+        for _ in range(300):
+            Trap()
+            verdicts.append(evaluate(tool, ctx))
+            Trap()
+            verdicts.append(evaluate(tool, shared(ctx)))
+    finally:
+        gc.set_threshold(*old)
+    assert verdicts == [(True, None)] * 600
+    assert added, "the finalizers ran"

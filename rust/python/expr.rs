@@ -12,6 +12,7 @@ use pyo3::exceptions::{PyAttributeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 
+use super::inplace::Quiet;
 use super::{string_bytes, type_name};
 use crate::expr::{Expression, Failure, Reads, SharedValue, DEFAULT_MAX_COST};
 use crate::hints;
@@ -405,7 +406,16 @@ fn to_cel(obj: &Bound<'_, PyAny>, depth: usize, at: &dyn Fn() -> String, build: 
         Err(Stop::Error(message)) => Err(message),
         Err(Stop::Python) => Err(format!("{} could not be read", at())),
     };
-    match convert(obj, depth, at, build, true) {
+    // The quick pass calls no Python code, but it allocates (an exception for
+    // a value it gives up on, an iterator of an exact list): with the cyclic
+    // collector running, that could start a collection whose finalizers are
+    // Python code, and one that changed a dict being read would end pyo3's
+    // iteration of it in a panic. The collector is paused for the pass.
+    let quick = {
+        let _quiet = Quiet::new(obj.py());
+        convert(obj, depth, at, build, true)
+    };
+    match quick {
         Ok(value) => Ok(value),
         Err(Stop::Error(message)) => Err(message),
         Err(Stop::Python) => slow(),
