@@ -2,7 +2,8 @@
 //! (server ids and names), read in place from their buffers.
 //!
 //! A column is a list of chunks, each a UTF-8 string array of any of the
-//! three layouts (`Utf8`, `LargeUtf8`, `Utf8View`); the two columns may be
+//! three layouts (`Utf8`, `LargeUtf8`, `Utf8View`) or dictionary-encoded
+//! (integer keys into a dictionary of one of them); the two columns may be
 //! chunked differently. A row whose server id or name is null is hidden.
 //!
 //! The arrays come checked by `crate::arrow_import` (offsets in order, views
@@ -17,7 +18,10 @@
 
 use std::ops::Range;
 
-use arrow_array::array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait, StringViewArray};
+use arrow_array::array::{Array, ArrayRef, DictionaryArray, GenericStringArray, OffsetSizeTrait, StringViewArray};
+use arrow_array::types::{
+    ArrowDictionaryKeyType, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+};
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 
@@ -57,7 +61,7 @@ impl std::fmt::Display for ArrowIssue {
         match self {
             ArrowIssue::NotStrings(column, kind) => write!(
                 f,
-                "{} must be an Arrow string array (utf8, large_utf8 or utf8_view, chunked or not), not {kind}",
+                "{} must be an Arrow string array (utf8, large_utf8 or utf8_view, or a dictionary of them, chunked or not), not {kind}",
                 column.name()
             ),
             ArrowIssue::Lengths(servers, names) => {
@@ -76,6 +80,54 @@ enum Strings<'a> {
     Small(&'a [i32], &'a [u8]),
     Large(&'a [i64], &'a [u8]),
     Views(&'a StringViewArray),
+    /// Keys into a dictionary of one of the other layouts.
+    Dictionary(Keys<'a>, Box<Chunk<'a>>),
+}
+
+/// The keys of a dictionary-encoded chunk, of any integer type.
+enum Keys<'a> {
+    I8(&'a [i8]),
+    U8(&'a [u8]),
+    I16(&'a [i16]),
+    U16(&'a [u16]),
+    I32(&'a [i32]),
+    U32(&'a [u32]),
+    I64(&'a [i64]),
+    U64(&'a [u64]),
+}
+
+impl Keys<'_> {
+    /// Key `i` as an index, None when outside the keys or negative.
+    #[inline]
+    fn get(&self, i: usize) -> Option<usize> {
+        fn at<K: Copy + TryInto<usize>>(keys: &[K], i: usize) -> Option<usize> {
+            keys.get(i)?.to_owned().try_into().ok()
+        }
+        match self {
+            Keys::I8(k) => at(k, i),
+            Keys::U8(k) => at(k, i),
+            Keys::I16(k) => at(k, i),
+            Keys::U16(k) => at(k, i),
+            Keys::I32(k) => at(k, i),
+            Keys::U32(k) => at(k, i),
+            Keys::I64(k) => at(k, i),
+            Keys::U64(k) => at(k, i),
+        }
+    }
+}
+
+/// The keys and the dictionary of a dictionary-encoded array.
+fn dictionary_of<'a, K: ArrowDictionaryKeyType>(
+    array: &'a ArrayRef,
+    keys: fn(&'a [K::Native]) -> Keys<'a>,
+    column: Column,
+) -> Result<Option<Strings<'a>>, ArrowIssue> {
+    let Some(array) = array.as_any().downcast_ref::<DictionaryArray<K>>() else { return Ok(None) };
+    if matches!(array.values().data_type(), DataType::Dictionary(..)) {
+        return Err(ArrowIssue::NotStrings(column, array.data_type().to_string()));
+    }
+    let values = Chunk::new(array.values(), column)?;
+    Ok(Some(Strings::Dictionary(keys(array.keys().values()), Box::new(values))))
 }
 
 /// A chunk of a column: its values and its nulls.
@@ -133,6 +185,17 @@ impl<'a> Chunk<'a> {
                 Strings::Large(offsets, values)
             }),
             DataType::Utf8View => any.downcast_ref::<StringViewArray>().map(Strings::Views),
+            DataType::Dictionary(key, _) => match key.as_ref() {
+                DataType::Int8 => dictionary_of::<Int8Type>(array, Keys::I8, column)?,
+                DataType::UInt8 => dictionary_of::<UInt8Type>(array, Keys::U8, column)?,
+                DataType::Int16 => dictionary_of::<Int16Type>(array, Keys::I16, column)?,
+                DataType::UInt16 => dictionary_of::<UInt16Type>(array, Keys::U16, column)?,
+                DataType::Int32 => dictionary_of::<Int32Type>(array, Keys::I32, column)?,
+                DataType::UInt32 => dictionary_of::<UInt32Type>(array, Keys::U32, column)?,
+                DataType::Int64 => dictionary_of::<Int64Type>(array, Keys::I64, column)?,
+                DataType::UInt64 => dictionary_of::<UInt64Type>(array, Keys::U64, column)?,
+                _ => None,
+            },
             _ => None,
         };
         let strings = strings.ok_or_else(|| ArrowIssue::NotStrings(column, array.data_type().to_string()))?;
@@ -141,7 +204,7 @@ impl<'a> Chunk<'a> {
             && match strings {
                 Strings::Small(offsets, values) => all_utf8(offsets, values),
                 Strings::Large(offsets, values) => all_utf8(offsets, values),
-                Strings::Views(_) => false,
+                Strings::Views(_) | Strings::Dictionary(..) => false,
             };
         Ok(Chunk { strings, nulls, len: array.len(), checked })
     }
@@ -162,6 +225,7 @@ impl<'a> Chunk<'a> {
             Strings::Small(offsets, values) => &values[span(offsets, values, i)?],
             Strings::Large(offsets, values) => &values[span(offsets, values, i)?],
             Strings::Views(array) => view_bytes(array, i)?,
+            Strings::Dictionary(ref keys, ref values) => return values.get(keys.get(i)?),
         };
         Some(Some(bytes))
     }
@@ -400,7 +464,9 @@ impl Interner {
 /// through an [`Interner`]; a row whose server id is the previous row's (a
 /// column grouped or sorted by server, as loaders and registries deliver
 /// them) takes its plan without a lookup, so a run of rows of one server
-/// costs only its names' reading and matching.
+/// costs only its names' reading and matching. A dictionary-encoded server
+/// column resolves each dictionary value once per thread and chunk, then
+/// finds its plan by the row's key: no bytes compared, no hashing per row.
 fn decide_rows(
     filter: &StaticFilter,
     servers: &Chunks<'_>,
@@ -416,6 +482,10 @@ fn decide_rows(
     let mut plans: Vec<u32> = Vec::new();
     // The previous row's server id and plan.
     let mut previous: Option<(&[u8], u32)> = None;
+    // Per value of the dictionary of the server chunk at hand (`dictionary`):
+    // its plan + 1, or 0 while not met.
+    let mut by_key: Vec<u32> = Vec::new();
+    let mut dictionary: *const Chunk<'_> = std::ptr::null();
     runs(servers, names, start..start + out.len(), |s, sa, n, na, len, first| {
         let out = &mut out[first - start..first - start + len];
         // A filter that depends on nothing, over two runs already checked
@@ -435,17 +505,37 @@ fn decide_rows(
                 }
             }
             let Some(server) = server else { continue };
-            let plan = match previous {
-                Some((bytes, plan)) if bytes == server => plan,
-                _ => {
-                    let (id, new) = interner.id(server);
-                    if new {
-                        if !s.checked && !is_utf8(server) {
-                            return Err(ArrowIssue::NotUtf8(Column::ServerIds, row));
-                        }
-                        plans.push(decider.plan_for(server));
+            let mut resolve = |server: &[u8]| {
+                let (id, new) = interner.id(server);
+                if new {
+                    if !s.checked && !is_utf8(server) {
+                        return Err(ArrowIssue::NotUtf8(Column::ServerIds, row));
                     }
-                    let plan = plans[id as usize];
+                    plans.push(decider.plan_for(server));
+                }
+                Ok(plans[id as usize])
+            };
+            let plan = match (&s.strings, previous) {
+                // A dictionary's value is resolved once, found again by its key.
+                (Strings::Dictionary(keys, values), _) => {
+                    if !std::ptr::eq(&**values, dictionary) {
+                        dictionary = &**values;
+                        by_key.clear();
+                        by_key.resize(values.len, 0);
+                    }
+                    let key = keys.get(sa + k).ok_or_else(|| malformed(Column::ServerIds, row))?;
+                    match by_key[key] {
+                        0 => {
+                            let plan = resolve(server)?;
+                            by_key[key] = plan + 1;
+                            plan
+                        }
+                        known => known - 1,
+                    }
+                }
+                (_, Some((bytes, plan))) if bytes == server => plan,
+                _ => {
+                    let plan = resolve(server)?;
                     previous = Some((server, plan));
                     plan
                 }
@@ -596,6 +686,70 @@ mod tests {
         assert_eq!(got[..200], (0..200).map(|i| (i, true)).collect::<Vec<_>>()[..]);
         assert_eq!(got[200..], (0..200).map(|i| (i, false)).collect::<Vec<_>>()[..]);
         assert_eq!(interner.id(b""), (200, true));
+    }
+
+    /// Dictionary-encoded columns of every key type, sliced, with null keys
+    /// and null values, in either column: each row as its plain column.
+    #[test]
+    fn dictionaries_decide_as_their_plain_columns() {
+        use arrow_array::types::ArrowDictionaryKeyType;
+        fn encoded<K: ArrowDictionaryKeyType>(keys: &[Option<u8>], values: ArrayRef) -> ArrayRef {
+            use arrow_buffer::ArrowNativeType;
+            let native = |k: u8| K::Native::from_usize(usize::from(k)).unwrap();
+            let keys = arrow_array::PrimitiveArray::<K>::from_iter(keys.iter().map(|k| k.map(native)));
+            Arc::new(DictionaryArray::<K>::try_new(keys, values).unwrap())
+        }
+        let f = filter(&["s1/*", "*/read_*", "*long*"], &["*/Delete*", "s2/*_V2"]);
+        let pool = [Some("s2"), Some("s1"), None, Some("a server id well past twelve bytes, long"), Some("ΣΑΣ"), Some("s3")];
+        let keys: Vec<Option<u8>> = (0..60u8).map(|i| if i % 13 == 7 { None } else { Some((i / 3) % 6) }).collect();
+        let decoded: Vec<Option<&str>> = keys.iter().map(|k| k.and_then(|k| pool[k as usize])).collect();
+        let names: Vec<Option<&str>> =
+            (0..60).map(|i| [Some("read_a"), Some("x_v2"), Some("Delete-b"), None, Some("long")][i % 5]).collect();
+        let plain: ArrayRef = Arc::new(StringArray::from(decoded.clone()));
+        let names: ArrayRef = Arc::new(StringArray::from(names));
+        let want = decide(&f, std::slice::from_ref(&plain), std::slice::from_ref(&names), Some(1)).unwrap();
+        let dictionaries: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(pool.to_vec())),
+            Arc::new(LargeStringArray::from(pool.to_vec())),
+            views(&pool),
+            // The dictionary sliced: key 0 is its row 2 of the unsliced array.
+            Arc::new(StringArray::from([&[Some("x"), Some("y")][..], &pool[..]].concat()).slice(2, 6)),
+        ];
+        for values in dictionaries {
+            let columns = [
+                encoded::<Int8Type>(&keys, values.clone()),
+                encoded::<UInt8Type>(&keys, values.clone()),
+                encoded::<Int16Type>(&keys, values.clone()),
+                encoded::<UInt16Type>(&keys, values.clone()),
+                encoded::<Int32Type>(&keys, values.clone()),
+                encoded::<UInt32Type>(&keys, values.clone()),
+                encoded::<Int64Type>(&keys, values.clone()),
+                encoded::<UInt64Type>(&keys, values.clone()),
+            ];
+            for servers in columns {
+                for threads in [Some(1), Some(3)] {
+                    assert_eq!(decide(&f, std::slice::from_ref(&servers), std::slice::from_ref(&names), threads).unwrap(), want);
+                }
+                // Sliced keys, and two chunks sharing one dictionary.
+                let chunks = [servers.slice(0, 25), servers.slice(25, 35)];
+                assert_eq!(decide(&f, &chunks, std::slice::from_ref(&names), Some(2)).unwrap(), want);
+                assert_eq!(decide(&f, &[servers.slice(5, 40)], &[names.slice(5, 40)], Some(1)).unwrap(), want[5..45].to_vec());
+                // As the names column, against plain server ids.
+                let got = decide(&f, std::slice::from_ref(&names), std::slice::from_ref(&servers), Some(1)).unwrap();
+                assert_eq!(got, decide(&f, std::slice::from_ref(&names), std::slice::from_ref(&plain), Some(1)).unwrap());
+                let columns = Columns::new(std::slice::from_ref(&servers), std::slice::from_ref(&names)).unwrap();
+                assert_eq!(columns.row(4).unwrap(), (decoded[4].map(str::as_bytes), Some(&b"long"[..])));
+                assert_eq!(columns.row(7).unwrap().0, None);
+            }
+        }
+        // A dictionary value that is not UTF-8 is refused at the first row
+        // that uses it; one no row uses is not read.
+        let bad = raw_strings(vec![0, 1, 3], b"a\xC3(");
+        let servers = encoded::<Int32Type>(&[Some(0), Some(1)], bad.clone());
+        let two: ArrayRef = Arc::new(StringArray::from(vec!["x", "y"]));
+        assert_eq!(decide(&f, &[servers], std::slice::from_ref(&two), None), Err(ArrowIssue::NotUtf8(Column::ServerIds, 1)));
+        let servers = encoded::<Int32Type>(&[Some(0), Some(0)], bad);
+        assert_eq!(decide(&f, &[servers], std::slice::from_ref(&two), None).unwrap().len(), 2);
     }
 
     /// Annotation patterns get no hints from columns: every hint missing,

@@ -13,8 +13,10 @@
 //! would be read as it stands).
 //!
 //! Only the layouts the columnar path decides are accepted: `utf8` (`u`),
-//! `large_utf8` (`U`) and `utf8_view` (`vu`), without a dictionary or
-//! children. The structures are read through mirrors of the C declarations
+//! `large_utf8` (`U`) and `utf8_view` (`vu`), without children, and a
+//! dictionary-encoded column whose keys are any integer type and whose
+//! dictionary is one of those string layouts (every valid key checked to
+//! lie inside the dictionary). The structures are read through mirrors of the C declarations
 //! (the interface fixes their layout), so that nothing here calls into
 //! `arrow-array`'s accessors, some of which panic or read unchecked.
 
@@ -62,10 +64,72 @@ const _: () = assert!(std::mem::size_of::<RawArray>() == std::mem::size_of::<FFI
 pub enum Layout {
     /// `u`: 32-bit offsets.
     Utf8,
+    /// Integer keys of the given type (their format) into a dictionary of
+    /// one of the other layouts.
+    Dictionary(Key),
     /// `U`: 64-bit offsets.
     LargeUtf8,
     /// `vu`: 16-byte views over variadic data buffers.
     Utf8View,
+}
+
+/// The integer type of a dictionary's keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+}
+
+impl Key {
+    fn of(format: &[u8]) -> Option<Key> {
+        Some(match format {
+            b"c" => Key::I8,
+            b"C" => Key::U8,
+            b"s" => Key::I16,
+            b"S" => Key::U16,
+            b"i" => Key::I32,
+            b"I" => Key::U32,
+            b"l" => Key::I64,
+            b"L" => Key::U64,
+            _ => return None,
+        })
+    }
+
+    fn width(self) -> i64 {
+        match self {
+            Key::I8 | Key::U8 => 1,
+            Key::I16 | Key::U16 => 2,
+            Key::I32 | Key::U32 => 4,
+            Key::I64 | Key::U64 => 8,
+        }
+    }
+
+    /// Key `i` of a keys buffer, widened.
+    ///
+    /// # Safety
+    /// `keys` points to at least `i + 1` keys of this type.
+    // SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
+    unsafe fn read(self, keys: *const c_void, i: usize) -> i128 {
+        // SAFETY: the caller's promise, for the one read of each arm.
+        unsafe {
+            match self {
+                Key::I8 => i128::from(read::<i8>(keys, i)),
+                Key::U8 => i128::from(read::<u8>(keys, i)),
+                Key::I16 => i128::from(read::<i16>(keys, i)),
+                Key::U16 => i128::from(read::<u16>(keys, i)),
+                Key::I32 => i128::from(read::<i32>(keys, i)),
+                Key::U32 => i128::from(read::<u32>(keys, i)),
+                Key::I64 => i128::from(read::<i64>(keys, i)),
+                Key::U64 => i128::from(read::<u64>(keys, i)),
+            }
+        }
+    }
 }
 
 /// What is wrong with a pair of structures, in words.
@@ -78,8 +142,16 @@ pub enum ImportIssue {
     /// A format this path does not decide: the type it names, as Arrow
     /// writes it where known, and the format string (escaped).
     Format(String),
-    /// The schema describes a dictionary-encoded column.
+    /// A dictionary whose values are themselves dictionary-encoded.
     Dictionary,
+    /// A dictionary whose keys are not integers (the type of the keys).
+    KeyType(String),
+    /// The schema declares a dictionary the array does not carry.
+    NoDictionary,
+    /// What is wrong with the dictionary of a dictionary-encoded column.
+    InDictionary(Box<ImportIssue>),
+    /// Row `.0`'s key, `.1`, lies outside the dictionary's `.2` values.
+    KeyRange(usize, i128, i64),
     /// `arrow-array` refused the checked structures (its words).
     Arrow(String),
     /// The schema or the array has children (`.1`), which strings have not.
@@ -121,7 +193,16 @@ impl fmt::Display for ImportIssue {
             Released(what) => write!(f, "the {what} is already released"),
             NoFormat => write!(f, "the schema's format string is NULL"),
             Format(kind) => write!(f, "{kind} is not a string layout this path decides"),
-            Dictionary => write!(f, "a dictionary-encoded column is not decided here: decode it first (e.g. pyarrow's `.dictionary_decode()`)"),
+            Dictionary => write!(f, "a dictionary of dictionary-encoded values is not decided here: decode it first (e.g. pyarrow's `.dictionary_decode()`)"),
+            KeyType(kind) => write!(f, "a dictionary's keys must be integers, not {kind}"),
+            NoDictionary => write!(f, "the schema declares a dictionary the array does not carry"),
+            InDictionary(issue) => write!(f, "its dictionary: {issue}"),
+            KeyRange(row, key, len) if *key < 0 => {
+                write!(f, "row {row}'s dictionary key is negative ({key}); the dictionary holds {len} values")
+            }
+            KeyRange(row, key, len) => {
+                write!(f, "row {row}'s dictionary key is {key}, past the dictionary's {len} values")
+            }
             Arrow(words) => write!(f, "{words}"),
             Children(what, n) => write!(f, "the {what} has {n} children; a string array has none"),
             ArrayDictionary => write!(f, "the array carries a dictionary its schema does not declare"),
@@ -303,6 +384,17 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
     // the interface, whose layout the mirrors repeat (the sizes are checked
     // at compile time).
     let (schema, array) = unsafe { (&*schema.cast::<RawSchema>(), &*array.cast::<RawArray>()) };
+    // SAFETY: the caller's promise, passed on.
+    unsafe { check_raw(schema, array, true) }
+}
+
+/// [`check`] over the mirrors; `outer` is false for a dictionary's values,
+/// which may not be dictionary-encoded in turn.
+///
+/// # Safety
+/// As for [`check`].
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
+unsafe fn check_raw(schema: &RawSchema, array: &RawArray, outer: bool) -> Result<Layout, ImportIssue> {
     if schema.release.is_none() {
         return Err(ImportIssue::Released("schema"));
     }
@@ -314,14 +406,17 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
     }
     // SAFETY: a live schema's format is a NUL-terminated string.
     let format = unsafe { CStr::from_ptr(schema.format) }.to_bytes();
-    if !schema.dictionary.is_null() {
+    let layout = if schema.dictionary.is_null() {
+        match format {
+            b"u" => Layout::Utf8,
+            b"U" => Layout::LargeUtf8,
+            b"vu" => Layout::Utf8View,
+            _ => return Err(ImportIssue::Format(type_name(format))),
+        }
+    } else if !outer {
         return Err(ImportIssue::Dictionary);
-    }
-    let layout = match format {
-        b"u" => Layout::Utf8,
-        b"U" => Layout::LargeUtf8,
-        b"vu" => Layout::Utf8View,
-        _ => return Err(ImportIssue::Format(type_name(format))),
+    } else {
+        Layout::Dictionary(Key::of(format).ok_or_else(|| ImportIssue::KeyType(type_name(format)))?)
     };
     if schema.n_children != 0 {
         return Err(ImportIssue::Children("schema", schema.n_children));
@@ -329,7 +424,7 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
     if array.n_children != 0 {
         return Err(ImportIssue::Children("array", array.n_children));
     }
-    if !array.dictionary.is_null() {
+    if !array.dictionary.is_null() && !matches!(layout, Layout::Dictionary(_)) {
         return Err(ImportIssue::ArrayDictionary);
     }
     for (field, value) in [("length", array.length), ("offset", array.offset), ("n_buffers", array.n_buffers)] {
@@ -347,6 +442,7 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
         Layout::Utf8 => 4,
         Layout::LargeUtf8 => 8,
         Layout::Utf8View => 16,
+        Layout::Dictionary(key) => key.width(),
     };
     // The rows end at `offset + length`, and the fixed-size buffer spans up to
     // one element more: it must fit in memory (isize) for a slice over it.
@@ -355,6 +451,9 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
     let (start, len, end) = (array.offset as usize, array.length as usize, end as usize);
     let n_buffers = array.n_buffers as usize;
     match layout {
+        Layout::Dictionary(_) if n_buffers != 2 => {
+            return Err(ImportIssue::BufferCount("2 (validity, keys)".into(), array.n_buffers))
+        }
         Layout::Utf8 | Layout::LargeUtf8 if n_buffers != 3 => {
             return Err(ImportIssue::BufferCount("3 (validity, offsets, values)".into(), array.n_buffers))
         }
@@ -405,8 +504,59 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
         // SAFETY: the caller's promise, passed on: the buffers reach as far
         // as the structures imply.
         Layout::Utf8View => unsafe { check_views(&buffer, n_buffers, validity, start, len, end) }?,
+        // SAFETY: the caller's promise, passed on.
+        Layout::Dictionary(key) => unsafe { check_keys(schema, array, key, buffer(1), validity, start, len) }?,
     }
     Ok(layout)
+}
+
+/// The dictionary of a dictionary-encoded array, checked as a string array
+/// of its own, and the keys of rows `start..start + len`: every valid one
+/// inside the dictionary's rows (a null key is a null row, its slot unread).
+///
+/// # Safety
+/// As for [`check`]; `keys` is the array's buffer 1, `validity` its buffer 0.
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
+unsafe fn check_keys(
+    schema: &RawSchema,
+    array: &RawArray,
+    key: Key,
+    keys: *const c_void,
+    validity: *const c_void,
+    start: usize,
+    len: usize,
+) -> Result<(), ImportIssue> {
+    if array.dictionary.is_null() {
+        return Err(ImportIssue::NoDictionary);
+    }
+    // SAFETY: a live schema's dictionary and a live array's dictionary are
+    // initialized structures of the interface, alive as their parents are.
+    let (values_schema, values) = unsafe { (&*schema.dictionary, &*array.dictionary) };
+    // SAFETY: the caller's promise covers the dictionary too (its buffers
+    // reach as far as its structures imply).
+    match unsafe { check_raw(values_schema, values, false) } {
+        Ok(_) => {}
+        Err(ImportIssue::Format(kind)) => return Err(ImportIssue::Format(format!("a dictionary of {kind}"))),
+        Err(ImportIssue::Dictionary) => return Err(ImportIssue::Dictionary),
+        Err(issue) => return Err(ImportIssue::InDictionary(Box::new(issue))),
+    }
+    if keys.is_null() && len > 0 {
+        return Err(ImportIssue::NullBuffer(1, "keys"));
+    }
+    let size = values.length;
+    for row in 0..len {
+        let at = start + row;
+        // SAFETY: the trusted extent: the bitmap reaches bit `offset + length`.
+        if !unsafe { valid(validity, at) } {
+            continue;
+        }
+        // SAFETY: the trusted extent: `offset + length` keys of their type.
+        let k = unsafe { key.read(keys, at) };
+        if k < 0 || k >= i128::from(size) {
+            return Err(ImportIssue::KeyRange(row, k, size));
+        }
+    }
+    Ok(())
 }
 
 /// The views of rows `start..start + len` (see [`check`]).
@@ -626,7 +776,86 @@ mod tests {
         let mut dictionary = schema(c"u");
         let mut s = schema(c"i");
         s.dictionary = &mut dictionary;
-        assert_eq!(run(&s, &good()), Err(ImportIssue::Dictionary));
+        assert!(matches!(run(&s, &good()), Err(ImportIssue::BufferCount(_, 3))));
+    }
+
+    /// Keys into a dictionary of two strings: every valid key inside it,
+    /// whatever its type; the dictionary checked as an array of its own.
+    #[test]
+    fn dictionaries_and_their_keys_are_checked() {
+        let (offsets, values) = ([0i32, 2, 5], b"ghfs!");
+        let mut value_buffers = [null(), offsets.as_ptr().cast(), values.as_ptr().cast()];
+        let mut dictionary = array(2, 0, &mut value_buffers);
+        let mut value_schema = schema(c"u");
+        let keyed = |format: &'static CStr, value_schema: &mut RawSchema| {
+            let mut s = schema(format);
+            s.dictionary = value_schema;
+            s
+        };
+        let keys32 = [0i32, 1, 1, 0];
+        let mut buffers = [null(), keys32.as_ptr().cast()];
+        let mut a = array(4, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"i", &mut value_schema), &a), Ok(Layout::Dictionary(Key::I32)));
+        for (keys, want) in [
+            (vec![0i32, 2, 0, 0], Err(ImportIssue::KeyRange(1, 2, 2))),
+            (vec![0, 1, -1, 0], Err(ImportIssue::KeyRange(2, -1, 2))),
+            (vec![0, 1, 1, i32::MIN], Err(ImportIssue::KeyRange(3, i128::from(i32::MIN), 2))),
+        ] {
+            let mut buffers = [null(), keys.as_ptr().cast()];
+            let mut a = array(4, 0, &mut buffers);
+            a.dictionary = &mut dictionary;
+            assert_eq!(run(&keyed(c"i", &mut value_schema), &a), want, "{keys:?}");
+        }
+        // Unsigned keys past i64 are past the dictionary, not wrapped round.
+        let big = [u64::MAX, 0];
+        let mut buffers = [null(), big.as_ptr().cast()];
+        let mut a = array(2, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"L", &mut value_schema), &a), Err(ImportIssue::KeyRange(0, i128::from(u64::MAX), 2)));
+        // A null key is not read; an offset moves the keys checked.
+        let (keys8, bits) = ([9i8, 1, 0], [0b110u8]);
+        let mut buffers = [bits.as_ptr().cast(), keys8.as_ptr().cast()];
+        let mut a = array(3, 1, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"c", &mut value_schema), &a), Ok(Layout::Dictionary(Key::I8)));
+        let mut buffers = [null(), keys8.as_ptr().cast()];
+        let mut a = array(2, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"c", &mut value_schema), &a), Err(ImportIssue::KeyRange(0, 9, 2)));
+        a.offset = 1;
+        assert_eq!(run(&keyed(c"c", &mut value_schema), &a), Ok(Layout::Dictionary(Key::I8)));
+        // The array's dictionary missing, keys that are not integers, the
+        // keys buffer NULL, a dictionary of a foreign type or a malformed one.
+        let mut buffers = [null(), keys32.as_ptr().cast()];
+        assert_eq!(run(&keyed(c"i", &mut value_schema), &array(4, 0, &mut buffers)), Err(ImportIssue::NoDictionary));
+        let mut a = array(4, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"g", &mut value_schema), &a), Err(ImportIssue::KeyType("double (format \"g\")".into())));
+        let mut no_keys = [null(), null()];
+        let mut a = array(4, 0, &mut no_keys);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"i", &mut value_schema), &a), Err(ImportIssue::NullBuffer(1, "keys")));
+        let mut a = array(4, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"i", &mut schema(c"l")), &a), Err(ImportIssue::Format("a dictionary of int64 (format \"l\")".into())));
+        let mut inner = schema(c"u");
+        let mut nested = schema(c"i");
+        nested.dictionary = &mut inner;
+        assert_eq!(run(&keyed(c"i", &mut nested), &a), Err(ImportIssue::Dictionary));
+        let backwards = [0i32, 4, 2];
+        let mut bad_buffers = [null(), backwards.as_ptr().cast(), values.as_ptr().cast()];
+        let mut bad = array(2, 0, &mut bad_buffers);
+        let mut a = array(4, 0, &mut buffers);
+        a.dictionary = &mut bad;
+        assert_eq!(
+            run(&keyed(c"i", &mut value_schema), &a),
+            Err(ImportIssue::InDictionary(Box::new(ImportIssue::Backwards(2, 2, 4))))
+        );
+        dictionary.release = None;
+        let mut a = array(4, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"i", &mut value_schema), &a), Err(ImportIssue::InDictionary(Box::new(ImportIssue::Released("array")))));
     }
 
     #[test]
