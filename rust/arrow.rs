@@ -97,6 +97,23 @@ enum Keys<'a> {
 }
 
 impl Keys<'_> {
+    /// Whether every key is an index below `len`.
+    fn all_below(&self, len: usize) -> bool {
+        fn below<K: Copy + TryInto<usize>>(keys: &[K], len: usize) -> bool {
+            keys.iter().all(|&k| k.try_into().is_ok_and(|k| k < len))
+        }
+        match self {
+            Keys::I8(k) => below(k, len),
+            Keys::U8(k) => below(k, len),
+            Keys::I16(k) => below(k, len),
+            Keys::U16(k) => below(k, len),
+            Keys::I32(k) => below(k, len),
+            Keys::U32(k) => below(k, len),
+            Keys::I64(k) => below(k, len),
+            Keys::U64(k) => below(k, len),
+        }
+    }
+
     /// Key `i` as an index, None when outside the keys or negative.
     #[inline]
     fn get(&self, i: usize) -> Option<usize> {
@@ -204,7 +221,9 @@ impl<'a> Chunk<'a> {
             && match strings {
                 Strings::Small(offsets, values) => all_utf8(offsets, values),
                 Strings::Large(offsets, values) => all_utf8(offsets, values),
-                Strings::Views(_) | Strings::Dictionary(..) => false,
+                Strings::Views(_) => false,
+                // Every key names a value, and every value is checked.
+                Strings::Dictionary(ref keys, ref values) => values.checked && keys.all_below(values.len),
             };
         Ok(Chunk { strings, nulls, len: array.len(), checked })
     }
@@ -750,6 +769,14 @@ mod tests {
         assert_eq!(decide(&f, &[servers], std::slice::from_ref(&two), None), Err(ArrowIssue::NotUtf8(Column::ServerIds, 1)));
         let servers = encoded::<Int32Type>(&[Some(0), Some(0)], bad);
         assert_eq!(decide(&f, &[servers], std::slice::from_ref(&two), None).unwrap().len(), 2);
+        // A filter that depends on nothing answers a clean dictionary chunk
+        // unread, and still hides a key to a null value.
+        let f = filter(&[], &[]);
+        let shown = f.constant_outcome().unwrap();
+        let clean = encoded::<Int8Type>(&[Some(1), Some(0)], Arc::new(StringArray::from(vec!["a", "b"])));
+        assert_eq!(decide(&f, &[clean], std::slice::from_ref(&two), None).unwrap(), [shown, shown]);
+        let null_value = encoded::<Int8Type>(&[Some(1), Some(0)], Arc::new(StringArray::from(vec![Some("a"), None])));
+        assert_eq!(decide(&f, &[null_value], std::slice::from_ref(&two), None).unwrap(), [Outcome::Hidden, shown]);
     }
 
     /// Annotation patterns get no hints from columns: every hint missing,

@@ -5,7 +5,9 @@ view) as ctypes memory and hands out C structures over them through the
 PyCapsule interface (``__arrow_c_array__``), with every field as the test
 sets it: lengths and offsets that lie, null counts that disagree with the
 bitmap, NULL buffers, views past their data, foreign formats, children, a
-dictionary. :class:`RawStream` does the same as a C stream of such arrays.
+dictionary. A RawColumn with a ``dictionary`` (another RawColumn) is
+dictionary-encoded: its buffers are the keys'. :class:`RawStream` does the
+same as a C stream of such arrays.
 
 :func:`decode` reads a :class:`RawColumn` as the Arrow specification reads
 it, checking what a consumer can check (the trust boundary of
@@ -135,6 +137,7 @@ class RawColumn:
     schema_dictionary: bool = False
     array_dictionary: bool = False
     buffers_null: bool = False
+    dictionary: RawColumn | None = None
     released: str | None = None  # "schema" or "array": handed over released
     _keep: list[Any] = field(default_factory=list, repr=False)
 
@@ -174,6 +177,10 @@ class RawColumn:
         if self.array_dictionary:
             inner_array = ArrowArray(release=_RELEASE_ARRAY_AT)
             keep.append(inner_array)
+            array.dictionary = ctypes.addressof(inner_array)
+        if self.dictionary is not None:
+            inner_schema, inner_array = self.dictionary.structures()
+            schema.dictionary = ctypes.addressof(inner_schema)
             array.dictionary = ctypes.addressof(inner_array)
         keep.extend([schema, array])
         self._keep.append(keep)
@@ -264,6 +271,28 @@ def column(values: list[str | None], layout: str = "string") -> RawColumn:
                      [validity, pack(*ends), b"".join(data)], null_count=nulls)
 
 
+#: The key formats of the C data interface: (struct code, width).
+KEY_FORMATS = {b"c": ("b", 1), b"C": ("B", 1), b"s": ("h", 2), b"S": ("H", 2),
+               b"i": ("i", 4), b"I": ("I", 4), b"l": ("q", 8), b"L": ("Q", 8)}
+
+
+def encoded(values: list[str | None], key: bytes = b"i", layout: str = "string",
+            null_values: bool = False) -> RawColumn:
+    """``values`` dictionary-encoded with keys of format ``key`` (their first
+    appearance order), into a dictionary of ``layout``; a null is a null key,
+    or with ``null_values`` a key to a null value in the dictionary."""
+    pool: list[str | None] = []
+    for v in values:
+        if (v is not None or null_values) and v not in pool:
+            pool.append(v)
+    valid = [v is not None or null_values for v in values]
+    code, _ = KEY_FORMATS[key]
+    keys = struct.pack(f"<{len(values)}{code}", *(pool.index(v) if ok else 0
+                                                    for v, ok in zip(values, valid, strict=True)))
+    return RawColumn(key, len(values), [bits(valid) if not all(valid) else None, keys],
+                     null_count=valid.count(False), dictionary=column(pool, layout))
+
+
 class Refused(ValueError):
     """What :func:`decode` found wrong."""
 
@@ -281,6 +310,8 @@ def decode(col: RawColumn) -> list[bytes | None]:
     fmt, n, start = col.format, col.length, col.offset
     if col.released:
         raise Refused("released")
+    if col.dictionary is not None and not col.schema_dictionary and not col.array_dictionary:
+        return _decode_keys(col)
     if col.schema_dictionary or col.array_dictionary:
         raise Refused("dictionary")
     if fmt not in (b"u", b"U", b"vu"):
@@ -354,4 +385,44 @@ def decode(col: RawColumn) -> list[bytes | None]:
         if value[:4] != head:
             raise Refused("view prefix")
         out.append(value)
+    return out
+
+
+def _decode_keys(col: RawColumn) -> list[bytes | None]:
+    """:func:`decode` for a dictionary-encoded RawColumn."""
+    assert col.dictionary is not None
+    if col.dictionary.dictionary is not None:
+        raise Refused("a dictionary of a dictionary")
+    values = decode(col.dictionary)
+    fmt, n, start = col.format, col.length, col.offset
+    if fmt not in KEY_FORMATS:
+        raise Refused("keys not integers")
+    if col.n_children or col.schema_children:
+        raise Refused("children")
+    if n < 0 or start < 0 or col.null_count < -1 or col.null_count > n:
+        raise Refused("fields")
+    if col.buffers_null or len(col.buffers) != 2 or col.n_buffers not in (None, 2):
+        raise Refused("buffers")
+    code, width = KEY_FORMATS[fmt]
+    if (start + n + 1) * width > 2**63 - 1:
+        raise Refused("overflow")
+    validity, keys = col.buffers
+
+    def is_valid(i: int) -> bool:
+        return validity is None or bool(validity[i // 8] >> (i % 8) & 1)
+
+    nulls = sum(not is_valid(start + k) for k in range(n))
+    if (validity is None and col.null_count > 0) or col.null_count not in (-1, nulls):
+        raise Refused("null count")
+    if keys is None and n:
+        raise Refused("keys NULL")
+    out: list[bytes | None] = []
+    for k in range(n):
+        if not is_valid(start + k):
+            out.append(None)
+            continue
+        (key,) = struct.unpack_from(f"<{code}", keys or b"", (start + k) * width)
+        if not 0 <= key < len(values):
+            raise Refused("key outside the dictionary")
+        out.append(values[key])
     return out
