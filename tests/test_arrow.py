@@ -176,7 +176,7 @@ def dictionary_column(values, key_type, value_layout, null_values, offset, value
             pool.append(v)
     keys = [None if v is None and not null_values else pool.index(v, value_offset) - value_offset
             for v in values]
-    keys = [0] * offset + keys
+    keys = [None] * offset + keys
     dictionary = pa.array(pool, type=getattr(pa, value_layout)()).slice(value_offset)
     array = pa.DictionaryArray.from_arrays(pa.array(keys, type=getattr(pa, key_type)()), dictionary)
     return array.slice(offset)
