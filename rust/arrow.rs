@@ -2,9 +2,9 @@
 //! (server ids and names), read in place from their buffers.
 //!
 //! A column is a list of chunks, each a UTF-8 string array of any of the
-//! three layouts (`Utf8`, `LargeUtf8`, `Utf8View`) or dictionary-encoded
-//! (integer keys into a dictionary of one of them); the two columns may be
-//! chunked differently. A row whose server id or name is null is hidden.
+//! three layouts (`Utf8`, `LargeUtf8`, `Utf8View`), dictionary-encoded
+//! (integer keys into a dictionary of one of them) or run-end-encoded (runs
+//! of values of one of them); the two columns may be chunked differently. A row whose server id or name is null is hidden.
 //!
 //! The arrays come checked by `crate::arrow_import` (offsets in order, views
 //! inside their buffers' listed sizes, null counts that agree with the
@@ -18,9 +18,11 @@
 
 use std::ops::Range;
 
-use arrow_array::array::{Array, ArrayRef, DictionaryArray, GenericStringArray, OffsetSizeTrait, StringViewArray};
+use arrow_array::array::{
+    Array, ArrayRef, DictionaryArray, GenericStringArray, OffsetSizeTrait, RunArray, StringViewArray,
+};
 use arrow_array::types::{
-    ArrowDictionaryKeyType, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+    ArrowDictionaryKeyType, RunEndIndexType, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
@@ -61,7 +63,7 @@ impl std::fmt::Display for ArrowIssue {
         match self {
             ArrowIssue::NotStrings(column, kind) => write!(
                 f,
-                "{} must be an Arrow string array (utf8, large_utf8 or utf8_view, or a dictionary of them, chunked or not), not {kind}",
+                "{} must be an Arrow string array (utf8, large_utf8 or utf8_view, dictionary- or run-end-encoded or not, chunked or not), not {kind}",
                 column.name()
             ),
             ArrowIssue::Lengths(servers, names) => {
@@ -82,6 +84,10 @@ enum Strings<'a> {
     Views(&'a StringViewArray),
     /// Keys into a dictionary of one of the other layouts.
     Dictionary(Keys<'a>, Box<Chunk<'a>>),
+    /// Run ends (all of them, unsliced; only int16, int32 and int64), the
+    /// logical offset of the chunk's first row in them, and the values,
+    /// one per run.
+    Runs(Keys<'a>, usize, Box<Chunk<'a>>),
 }
 
 /// The keys of a dictionary-encoded chunk, of any integer type.
@@ -114,6 +120,50 @@ impl Keys<'_> {
         }
     }
 
+    /// The run that holds row `row`, of run ends `self` (rising): the first
+    /// whose end is above it (the number of runs when none is).
+    fn run_of(&self, row: usize) -> usize {
+        fn first_above<K: Copy + TryInto<usize>>(ends: &[K], row: usize) -> usize {
+            ends.partition_point(|&e| e.try_into().is_ok_and(|e: usize| e <= row))
+        }
+        match self {
+            Keys::I8(k) => first_above(k, row),
+            Keys::U8(k) => first_above(k, row),
+            Keys::I16(k) => first_above(k, row),
+            Keys::U16(k) => first_above(k, row),
+            Keys::I32(k) => first_above(k, row),
+            Keys::U32(k) => first_above(k, row),
+            Keys::I64(k) => first_above(k, row),
+            Keys::U64(k) => first_above(k, row),
+        }
+    }
+
+    /// As [`run_of`](Self::run_of), trying `hint` and the run after it first.
+    #[inline]
+    fn run_from(&self, row: usize, hint: usize) -> usize {
+        for run in [hint, hint + 1] {
+            let above = self.get(run).is_some_and(|end| end > row);
+            let from = run == 0 || self.get(run - 1).is_some_and(|end| end <= row);
+            if above && from {
+                return run;
+            }
+        }
+        self.run_of(row)
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Keys::I8(k) => k.len(),
+            Keys::U8(k) => k.len(),
+            Keys::I16(k) => k.len(),
+            Keys::U16(k) => k.len(),
+            Keys::I32(k) => k.len(),
+            Keys::U32(k) => k.len(),
+            Keys::I64(k) => k.len(),
+            Keys::U64(k) => k.len(),
+        }
+    }
+
     /// Key `i` as an index, None when outside the keys or negative.
     #[inline]
     fn get(&self, i: usize) -> Option<usize> {
@@ -131,6 +181,20 @@ impl Keys<'_> {
             Keys::U64(k) => at(k, i),
         }
     }
+}
+
+/// The run ends and the values of a run-end-encoded array.
+fn runs_of<'a, R: RunEndIndexType>(
+    array: &'a ArrayRef,
+    ends: fn(&'a [R::Native]) -> Keys<'a>,
+    column: Column,
+) -> Result<Option<Strings<'a>>, ArrowIssue> {
+    let Some(array) = array.as_any().downcast_ref::<RunArray<R>>() else { return Ok(None) };
+    if matches!(array.values().data_type(), DataType::Dictionary(..) | DataType::RunEndEncoded(..)) {
+        return Err(ArrowIssue::NotStrings(column, array.data_type().to_string()));
+    }
+    let values = Chunk::new(array.values(), column)?;
+    Ok(Some(Strings::Runs(ends(array.run_ends().values()), array.run_ends().offset(), Box::new(values))))
 }
 
 /// The keys and the dictionary of a dictionary-encoded array.
@@ -213,6 +277,12 @@ impl<'a> Chunk<'a> {
                 DataType::UInt64 => dictionary_of::<UInt64Type>(array, Keys::U64, column)?,
                 _ => None,
             },
+            DataType::RunEndEncoded(ends, _) => match ends.data_type() {
+                DataType::Int16 => runs_of::<Int16Type>(array, Keys::I16, column)?,
+                DataType::Int32 => runs_of::<Int32Type>(array, Keys::I32, column)?,
+                DataType::Int64 => runs_of::<Int64Type>(array, Keys::I64, column)?,
+                _ => None,
+            },
             _ => None,
         };
         let strings = strings.ok_or_else(|| ArrowIssue::NotStrings(column, array.data_type().to_string()))?;
@@ -224,6 +294,11 @@ impl<'a> Chunk<'a> {
                 Strings::Views(_) => false,
                 // Every key names a value, and every value is checked.
                 Strings::Dictionary(ref keys, ref values) => values.checked && keys.all_below(values.len),
+                // Every row in a run, and every run with a value.
+                Strings::Runs(ref ends, offset, ref values) => {
+                    values.checked
+                        && ends.run_of(offset + array.len().saturating_sub(1)) < values.len.min(ends.len())
+                }
             };
         Ok(Chunk { strings, nulls, len: array.len(), checked })
     }
@@ -245,6 +320,7 @@ impl<'a> Chunk<'a> {
             Strings::Large(offsets, values) => &values[span(offsets, values, i)?],
             Strings::Views(array) => view_bytes(array, i)?,
             Strings::Dictionary(ref keys, ref values) => return values.get(keys.get(i)?),
+            Strings::Runs(ref ends, offset, ref values) => return values.get(ends.run_of(offset + i)),
         };
         Some(Some(bytes))
     }
@@ -485,7 +561,8 @@ impl Interner {
 /// them) takes its plan without a lookup, so a run of rows of one server
 /// costs only its names' reading and matching. A dictionary-encoded server
 /// column resolves each dictionary value once per thread and chunk, then
-/// finds its plan by the row's key: no bytes compared, no hashing per row.
+/// finds its plan by the row's key: no bytes compared, no hashing per row;
+/// a run-end-encoded one likewise by its run, found from the previous row's.
 fn decide_rows(
     filter: &StaticFilter,
     servers: &Chunks<'_>,
@@ -505,6 +582,8 @@ fn decide_rows(
     // its plan + 1, or 0 while not met.
     let mut by_key: Vec<u32> = Vec::new();
     let mut dictionary: *const Chunk<'_> = std::ptr::null();
+    // The run of the previous row of a run-end-encoded server chunk.
+    let mut run_hint = 0;
     runs(servers, names, start..start + out.len(), |s, sa, n, na, len, first| {
         let out = &mut out[first - start..first - start + len];
         // A filter that depends on nothing, over two runs already checked
@@ -516,7 +595,20 @@ fn decide_rows(
         }
         for (k, slot) in out.iter_mut().enumerate() {
             let row = first + k;
-            let server = s.get(sa + k).ok_or_else(|| malformed(Column::ServerIds, row))?;
+            // A dictionary's or a run's value: read through its index among
+            // the values (the key; a run found from the previous row's).
+            let bad = || malformed(Column::ServerIds, row);
+            let (server, keyed) = match &s.strings {
+                Strings::Runs(ends, offset, values) => {
+                    run_hint = ends.run_from(offset + sa + k, run_hint);
+                    (values.get(run_hint).ok_or_else(bad)?, Some((run_hint, &**values)))
+                }
+                Strings::Dictionary(keys, values) if !s.nulls.is_some_and(|nulls| nulls.is_null(sa + k)) => {
+                    let key = keys.get(sa + k).ok_or_else(bad)?;
+                    (values.get(key).ok_or_else(bad)?, Some((key, &**values)))
+                }
+                _ => (s.get(sa + k).ok_or_else(bad)?, None),
+            };
             let name = n.get(na + k).ok_or_else(|| malformed(Column::Names, row))?;
             if let Some(name) = name.filter(|_| !n.checked) {
                 if !is_utf8(name) {
@@ -534,15 +626,15 @@ fn decide_rows(
                 }
                 Ok(plans[id as usize])
             };
-            let plan = match (&s.strings, previous) {
-                // A dictionary's value is resolved once, found again by its key.
-                (Strings::Dictionary(keys, values), _) => {
-                    if !std::ptr::eq(&**values, dictionary) {
-                        dictionary = &**values;
+            let plan = match (keyed, previous) {
+                // A dictionary's or a run's value is resolved once, found
+                // again by its key.
+                (Some((key, values)), _) => {
+                    if !std::ptr::eq(values, dictionary) {
+                        dictionary = values;
                         by_key.clear();
                         by_key.resize(values.len, 0);
                     }
-                    let key = keys.get(sa + k).ok_or_else(|| malformed(Column::ServerIds, row))?;
                     match by_key[key] {
                         0 => {
                             let plan = resolve(server)?;
@@ -777,6 +869,57 @@ mod tests {
         assert_eq!(decide(&f, &[clean], std::slice::from_ref(&two), None).unwrap(), [shown, shown]);
         let null_value = encoded::<Int8Type>(&[Some(1), Some(0)], Arc::new(StringArray::from(vec![Some("a"), None])));
         assert_eq!(decide(&f, &[null_value], std::slice::from_ref(&two), None).unwrap(), [Outcome::Hidden, shown]);
+    }
+
+    /// Run-end-encoded columns of every run-end type, sliced (the slice
+    /// starting and ending inside runs), with null values, as either column:
+    /// each row as its plain column.
+    #[test]
+    fn runs_decide_as_their_plain_columns() {
+        use arrow_array::types::RunEndIndexType;
+        use arrow_buffer::ArrowNativeType;
+        fn encoded<R: RunEndIndexType>(ends: &[usize], values: ArrayRef) -> ArrayRef {
+            let ends = arrow_array::PrimitiveArray::<R>::from_iter_values(ends.iter().map(|&e| R::Native::from_usize(e).unwrap()));
+            Arc::new(RunArray::<R>::try_new(&ends, values.as_ref()).unwrap())
+        }
+        let f = filter(&["s1/*", "*/read_*", "*long*"], &["*/Delete*", "s2/*_V2"]);
+        let pool = [Some("s2"), Some("s1"), None, Some("a server id well past twelve bytes, long"), Some("ΣΑΣ"), Some("s1")];
+        let ends = [3usize, 4, 9, 20, 21, 40];
+        let decoded: Vec<Option<&str>> = (0..40).map(|i| pool[ends.partition_point(|&e| e <= i)]).collect();
+        let names: Vec<Option<&str>> =
+            (0..40).map(|i| [Some("read_a"), Some("x_v2"), Some("Delete-b"), None, Some("long")][i % 5]).collect();
+        let plain: ArrayRef = Arc::new(StringArray::from(decoded));
+        let names: ArrayRef = Arc::new(StringArray::from(names));
+        let want = decide(&f, std::slice::from_ref(&plain), std::slice::from_ref(&names), Some(1)).unwrap();
+        for values in [Arc::new(StringArray::from(pool.to_vec())) as ArrayRef, views(&pool)] {
+            for servers in [
+                encoded::<Int16Type>(&ends, values.clone()),
+                encoded::<Int32Type>(&ends, values.clone()),
+                encoded::<Int64Type>(&ends, values.clone()),
+            ] {
+                for threads in [Some(1), Some(3)] {
+                    assert_eq!(decide(&f, std::slice::from_ref(&servers), std::slice::from_ref(&names), threads).unwrap(), want);
+                }
+                let chunks = [servers.slice(0, 7), servers.slice(7, 33)];
+                assert_eq!(decide(&f, &chunks, std::slice::from_ref(&names), Some(2)).unwrap(), want);
+                assert_eq!(decide(&f, &[servers.slice(5, 30)], &[names.slice(5, 30)], Some(1)).unwrap(), want[5..35].to_vec());
+                let got = decide(&f, std::slice::from_ref(&names), std::slice::from_ref(&servers), Some(1)).unwrap();
+                assert_eq!(got, decide(&f, std::slice::from_ref(&names), std::slice::from_ref(&plain), Some(1)).unwrap());
+            }
+        }
+        // A constant filter: a clean run chunk answered unread; a run of a
+        // null value still hidden.
+        let f = filter(&[], &[]);
+        let shown = f.constant_outcome().unwrap();
+        let two: ArrayRef = Arc::new(StringArray::from(vec!["x", "y", "z"]));
+        let clean = encoded::<Int32Type>(&[2, 3], Arc::new(StringArray::from(vec!["a", "b"])));
+        assert_eq!(decide(&f, &[clean], std::slice::from_ref(&two), None).unwrap(), [shown; 3]);
+        let null_run = encoded::<Int32Type>(&[2, 3], Arc::new(StringArray::from(vec![None, Some("b")])));
+        assert_eq!(decide(&f, &[null_run], std::slice::from_ref(&two), None).unwrap(), [Outcome::Hidden, Outcome::Hidden, shown]);
+        let mut keys = Keys::I32(&[3, 4, 9]);
+        assert_eq!([0, 2, 3, 4, 8, 9].map(|row| keys.run_from(row, 1)), [0, 0, 1, 2, 2, 3]);
+        keys = Keys::I64(&[]);
+        assert_eq!(keys.run_from(0, 0), 0);
     }
 
     /// Annotation patterns get no hints from columns: every hint missing,

@@ -16,7 +16,9 @@
 //! `large_utf8` (`U`) and `utf8_view` (`vu`), without children, and a
 //! dictionary-encoded column whose keys are any integer type and whose
 //! dictionary is one of those string layouts (every valid key checked to
-//! lie inside the dictionary). The structures are read through mirrors of the C declarations
+//! lie inside the dictionary), and a run-end-encoded one (`+r`) of int16,
+//! int32 or int64 run ends over values of one of them (the run ends
+//! checked to rise from 1 to the array's end). The structures are read through mirrors of the C declarations
 //! (the interface fixes their layout), so that nothing here calls into
 //! `arrow-array`'s accessors, some of which panic or read unchecked.
 
@@ -67,6 +69,9 @@ pub enum Layout {
     /// Integer keys of the given type (their format) into a dictionary of
     /// one of the other layouts.
     Dictionary(Key),
+    /// `+r`: run ends of the given type (int16, int32, int64) over values
+    /// of one of the string layouts, as two children.
+    RunEnds(Key),
     /// `U`: 64-bit offsets.
     LargeUtf8,
     /// `vu`: 16-byte views over variadic data buffers.
@@ -148,8 +153,17 @@ pub enum ImportIssue {
     KeyType(String),
     /// The schema declares a dictionary the array does not carry.
     NoDictionary,
-    /// What is wrong with the dictionary of a dictionary-encoded column.
-    InDictionary(Box<ImportIssue>),
+    /// What is wrong with a part of the array (`.0`: its dictionary, its
+    /// run ends, its values).
+    Inside(&'static str, Box<ImportIssue>),
+    /// Run ends not of int16, int32 or int64 (their type).
+    RunEndType(String),
+    /// Run end `.0` (of the run ends' rows) is `.1`, not above the one before it (`.2`; 0 before the first).
+    RunEnds(usize, i64, i64),
+    /// The runs end at `.0`, before the array's `offset + length` (`.1`).
+    RunsShort(i64, i64),
+    /// The run ends and the values differ in length (`.0`, `.1`).
+    RunLengths(i64, i64),
     /// Row `.0`'s key, `.1`, lies outside the dictionary's `.2` values.
     KeyRange(usize, i128, i64),
     /// `arrow-array` refused the checked structures (its words).
@@ -196,7 +210,18 @@ impl fmt::Display for ImportIssue {
             Dictionary => write!(f, "a dictionary of dictionary-encoded values is not decided here: decode it first (e.g. pyarrow's `.dictionary_decode()`)"),
             KeyType(kind) => write!(f, "a dictionary's keys must be integers, not {kind}"),
             NoDictionary => write!(f, "the schema declares a dictionary the array does not carry"),
-            InDictionary(issue) => write!(f, "its dictionary: {issue}"),
+            Inside(what, issue) => write!(f, "{what}: {issue}"),
+            RunEndType(kind) => write!(f, "run ends must be int16, int32 or int64, not {kind}"),
+            RunEnds(at, value, before) => write!(
+                f,
+                "run end {at} ({value}) is not above the one before it ({before}): run ends must increase from 1"
+            ),
+            RunsShort(last, end) => {
+                write!(f, "the runs end at row {last}, before the array's offset + length ({end})")
+            }
+            RunLengths(ends, values) => {
+                write!(f, "the run ends ({ends}) and the values ({values}) differ in length")
+            }
             KeyRange(row, key, len) if *key < 0 => {
                 write!(f, "row {row}'s dictionary key is negative ({key}); the dictionary holds {len} values")
             }
@@ -411,6 +436,9 @@ unsafe fn check_raw(schema: &RawSchema, array: &RawArray, outer: bool) -> Result
             b"u" => Layout::Utf8,
             b"U" => Layout::LargeUtf8,
             b"vu" => Layout::Utf8View,
+            // SAFETY: the caller's promise, passed on (the children too).
+            b"+r" if outer => return unsafe { check_runs(schema, array) },
+            b"+r" => return Err(ImportIssue::Format(type_name(format))),
             _ => return Err(ImportIssue::Format(type_name(format))),
         }
     } else if !outer {
@@ -442,7 +470,7 @@ unsafe fn check_raw(schema: &RawSchema, array: &RawArray, outer: bool) -> Result
         Layout::Utf8 => 4,
         Layout::LargeUtf8 => 8,
         Layout::Utf8View => 16,
-        Layout::Dictionary(key) => key.width(),
+        Layout::Dictionary(key) | Layout::RunEnds(key) => key.width(),
     };
     // The rows end at `offset + length`, and the fixed-size buffer spans up to
     // one element more: it must fit in memory (isize) for a slice over it.
@@ -451,7 +479,7 @@ unsafe fn check_raw(schema: &RawSchema, array: &RawArray, outer: bool) -> Result
     let (start, len, end) = (array.offset as usize, array.length as usize, end as usize);
     let n_buffers = array.n_buffers as usize;
     match layout {
-        Layout::Dictionary(_) if n_buffers != 2 => {
+        Layout::Dictionary(_) | Layout::RunEnds(_) if n_buffers != 2 => {
             return Err(ImportIssue::BufferCount("2 (validity, keys)".into(), array.n_buffers))
         }
         Layout::Utf8 | Layout::LargeUtf8 if n_buffers != 3 => {
@@ -506,6 +534,8 @@ unsafe fn check_raw(schema: &RawSchema, array: &RawArray, outer: bool) -> Result
         Layout::Utf8View => unsafe { check_views(&buffer, n_buffers, validity, start, len, end) }?,
         // SAFETY: the caller's promise, passed on.
         Layout::Dictionary(key) => unsafe { check_keys(schema, array, key, buffer(1), validity, start, len) }?,
+        // Only [`check_runs`] makes this layout, for the run ends it reads.
+        Layout::RunEnds(_) => {}
     }
     Ok(layout)
 }
@@ -538,7 +568,7 @@ unsafe fn check_keys(
         Ok(_) => {}
         Err(ImportIssue::Format(kind)) => return Err(ImportIssue::Format(format!("a dictionary of {kind}"))),
         Err(ImportIssue::Dictionary) => return Err(ImportIssue::Dictionary),
-        Err(issue) => return Err(ImportIssue::InDictionary(Box::new(issue))),
+        Err(issue) => return Err(ImportIssue::Inside("its dictionary", Box::new(issue))),
     }
     if keys.is_null() && len > 0 {
         return Err(ImportIssue::NullBuffer(1, "keys"));
@@ -557,6 +587,111 @@ unsafe fn check_keys(
         }
     }
     Ok(())
+}
+
+/// A run-end-encoded array (`+r`): no buffers of its own, no nulls (a null
+/// row is a run of a null value), two children: run ends of int16, int32 or
+/// int64 without nulls, rising from 1 or more, the last reaching the
+/// array's `offset + length`, and as many values of a string layout.
+///
+/// # Safety
+/// As for [`check`].
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
+unsafe fn check_runs(schema: &RawSchema, array: &RawArray) -> Result<Layout, ImportIssue> {
+    if schema.n_children != 2 || schema.children.is_null() {
+        return Err(ImportIssue::Children("schema of run-end-encoded strings (2: run ends, values)", schema.n_children));
+    }
+    if array.n_children != 2 || array.children.is_null() {
+        return Err(ImportIssue::Children("array of run-end-encoded strings (2: run ends, values)", array.n_children));
+    }
+    if !array.dictionary.is_null() {
+        return Err(ImportIssue::ArrayDictionary);
+    }
+    for (field, value) in [("length", array.length), ("offset", array.offset), ("n_buffers", array.n_buffers)] {
+        if value < 0 {
+            return Err(ImportIssue::Negative(field, value));
+        }
+    }
+    let end = array.offset.checked_add(array.length).ok_or(ImportIssue::Overflow)?;
+    if array.null_count > 0 {
+        return Err(ImportIssue::NullCount(array.null_count, None));
+    }
+    if array.n_buffers != 0 {
+        return Err(ImportIssue::BufferCount("0".into(), array.n_buffers));
+    }
+    // SAFETY: a live structure's `children` holds `n_children` (2) pointers
+    // to initialized children, alive as their parent is.
+    let child = |k: usize| unsafe { (*schema.children.add(k), *array.children.add(k)) };
+    let ((ends_schema, ends), (values_schema, values)) = (child(0), child(1));
+    if [ends_schema, values_schema].iter().any(|c| c.is_null()) || [ends, values].iter().any(|c| c.is_null()) {
+        return Err(ImportIssue::NullBuffer(0, "a child of the run-end-encoded array"));
+    }
+    // SAFETY: non-NULL children of live structures, initialized.
+    let (ends_schema, ends, values_schema, values) = unsafe { (&*ends_schema, &*ends, &*values_schema, &*values) };
+    // SAFETY: the caller's promise covers the children.
+    match unsafe { check_raw(values_schema, values, false) } {
+        Ok(_) => {}
+        Err(ImportIssue::Format(kind)) => return Err(ImportIssue::Format(format!("run-end-encoded {kind}"))),
+        Err(issue) => return Err(ImportIssue::Inside("its values", Box::new(issue))),
+    }
+    if ends_schema.release.is_none() || ends.release.is_none() {
+        let what = if ends_schema.release.is_none() { "schema" } else { "array" };
+        return Err(ImportIssue::Inside("its run ends", Box::new(ImportIssue::Released(what))));
+    }
+    if ends_schema.format.is_null() {
+        return Err(ImportIssue::Inside("its run ends", Box::new(ImportIssue::NoFormat)));
+    }
+    // SAFETY: a live schema's format is a NUL-terminated string.
+    let format = unsafe { CStr::from_ptr(ends_schema.format) }.to_bytes();
+    let key = match Key::of(format) {
+        Some(key @ (Key::I16 | Key::I32 | Key::I64)) if ends_schema.dictionary.is_null() => key,
+        _ => return Err(ImportIssue::RunEndType(type_name(format))),
+    };
+    let inside = |issue| ImportIssue::Inside("its run ends", Box::new(issue));
+    // The run ends as a fixed-width array of their own: fields, buffers,
+    // no nulls (a run end is never null).
+    if ends.n_children != 0 || ends_schema.n_children != 0 || !ends.dictionary.is_null() {
+        return Err(inside(ImportIssue::Children("array", ends.n_children)));
+    }
+    for (field, value) in [("length", ends.length), ("offset", ends.offset), ("n_buffers", ends.n_buffers)] {
+        if value < 0 {
+            return Err(inside(ImportIssue::Negative(field, value)));
+        }
+    }
+    let ends_end = ends.offset.checked_add(ends.length).ok_or(inside(ImportIssue::Overflow))?;
+    ends_end.checked_add(1).and_then(|n| n.checked_mul(key.width())).ok_or(inside(ImportIssue::Overflow))?;
+    if ends.n_buffers != 2 {
+        return Err(inside(ImportIssue::BufferCount("2 (validity, run ends)".into(), ends.n_buffers)));
+    }
+    if ends.buffers.is_null() {
+        return Err(inside(ImportIssue::NullBuffer(0, "the list of buffers itself")));
+    }
+    // SAFETY: a live array's `buffers` holds `n_buffers` (2) pointers.
+    let (validity, data) = unsafe { (*ends.buffers, *ends.buffers.add(1)) };
+    let (first, n) = (ends.offset as usize, ends.length as usize);
+    // SAFETY: the trusted extent: the bitmap reaches bit `offset + length`.
+    if !validity.is_null() && unsafe { clear_bits(validity, first, n) } > 0 || ends.null_count > 0 {
+        return Err(inside(ImportIssue::NullCount(ends.null_count, Some(0))));
+    }
+    if ends.length != values.length {
+        return Err(ImportIssue::RunLengths(ends.length, values.length));
+    }
+    if data.is_null() && n > 0 {
+        return Err(inside(ImportIssue::NullBuffer(1, "run ends")));
+    }
+    let mut before = 0i64;
+    for k in 0..n {
+        // SAFETY: the trusted extent: `offset + length` run ends of their type.
+        let value = unsafe { key.read(data, first + k) } as i64;
+        if value <= before {
+            return Err(ImportIssue::RunEnds(k, value, before));
+        }
+        before = value;
+    }
+    if before < end {
+        return Err(ImportIssue::RunsShort(before, end));
+    }
+    Ok(Layout::RunEnds(key))
 }
 
 /// The views of rows `start..start + len` (see [`check`]).
@@ -769,7 +904,7 @@ mod tests {
         a.buffers = std::ptr::null_mut();
         assert!(matches!(run(&s, &a), Err(ImportIssue::NullBuffer(0, _))));
         assert_eq!(run(&schema(c"l"), &good()), Err(ImportIssue::Format("int64 (format \"l\")".into())));
-        assert_eq!(run(&schema(c"+r"), &good()), Err(ImportIssue::Format("run_end_encoded (format \"+r\")".into())));
+        assert!(matches!(run(&schema(c"+r"), &good()), Err(ImportIssue::Children(_, 0))));
         let mut s = schema(c"u");
         s.format = null();
         assert_eq!(run(&s, &good()), Err(ImportIssue::NoFormat));
@@ -850,12 +985,12 @@ mod tests {
         a.dictionary = &mut bad;
         assert_eq!(
             run(&keyed(c"i", &mut value_schema), &a),
-            Err(ImportIssue::InDictionary(Box::new(ImportIssue::Backwards(2, 2, 4))))
+            Err(ImportIssue::Inside("its dictionary", Box::new(ImportIssue::Backwards(2, 2, 4))))
         );
         dictionary.release = None;
         let mut a = array(4, 0, &mut buffers);
         a.dictionary = &mut dictionary;
-        assert_eq!(run(&keyed(c"i", &mut value_schema), &a), Err(ImportIssue::InDictionary(Box::new(ImportIssue::Released("array")))));
+        assert_eq!(run(&keyed(c"i", &mut value_schema), &a), Err(ImportIssue::Inside("its dictionary", Box::new(ImportIssue::Released("array")))));
     }
 
     #[test]
@@ -880,6 +1015,43 @@ mod tests {
         let mut prefix = [0u8; 4];
         prefix[..bytes.len().min(4)].copy_from_slice(&bytes[..bytes.len().min(4)]);
         [len, i32::from_le_bytes(prefix), buffer, offset]
+    }
+
+    /// Run ends rising from 1 to the array's end, of a signed type, no
+    /// nulls, as many as the values; the values checked as an array.
+    #[test]
+    fn runs_are_checked() {
+        let (offsets, values) = ([0i32, 2, 5], b"ghfs!");
+        let mut value_buffers = [null(), offsets.as_ptr().cast(), values.as_ptr().cast()];
+        let mut case = |ends_format: &'static CStr, ends: &[u8], n_ends: i64, length: i64, offset: i64| {
+            let mut value_schema = schema(c"u");
+            let mut dictionary = array(2, 0, &mut value_buffers);
+            let mut end_schema = schema(ends_format);
+            let mut end_buffers = [null(), ends.as_ptr().cast()];
+            let mut end_array = array(n_ends, 0, &mut end_buffers);
+            let mut schema_children = [&mut end_schema as *mut RawSchema, &mut value_schema];
+            let mut array_children = [&mut end_array as *mut RawArray, &mut dictionary];
+            let mut s = schema(c"+r");
+            s.n_children = 2;
+            s.children = schema_children.as_mut_ptr();
+            let mut a = array(length, 0, &mut []);
+            a.offset = offset;
+            a.n_children = 2;
+            a.children = array_children.as_mut_ptr();
+            run(&s, &a)
+        };
+        let i32s = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        assert_eq!(case(c"i", &i32s(&[3, 7]), 2, 7, 0), Ok(Layout::RunEnds(Key::I32)));
+        assert_eq!(case(c"i", &i32s(&[3, 7]), 2, 4, 3), Ok(Layout::RunEnds(Key::I32)));
+        assert_eq!(case(c"s", &[3, 0, 7, 0], 2, 7, 0), Ok(Layout::RunEnds(Key::I16)));
+        assert_eq!(case(c"i", &i32s(&[3, 3]), 2, 3, 0), Err(ImportIssue::RunEnds(1, 3, 3)));
+        assert_eq!(case(c"i", &i32s(&[0, 3]), 2, 3, 0), Err(ImportIssue::RunEnds(0, 0, 0)));
+        assert_eq!(case(c"i", &i32s(&[-5, 3]), 2, 3, 0), Err(ImportIssue::RunEnds(0, -5, 0)));
+        assert_eq!(case(c"i", &i32s(&[3, 7]), 2, 8, 0), Err(ImportIssue::RunsShort(7, 8)));
+        assert_eq!(case(c"i", &i32s(&[3, 7]), 2, 5, 3), Err(ImportIssue::RunsShort(7, 8)));
+        assert_eq!(case(c"i", &i32s(&[3]), 1, 3, 0), Err(ImportIssue::RunLengths(1, 2)));
+        assert_eq!(case(c"I", &i32s(&[3, 7]), 2, 7, 0), Err(ImportIssue::RunEndType("uint32 (format \"I\")".into())));
+        assert_eq!(case(c"i", &i32s(&[3, 7]), 2, -1, 0), Err(ImportIssue::Negative("length", -1)));
     }
 
     #[test]

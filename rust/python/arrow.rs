@@ -43,7 +43,7 @@ fn refused(column: Column, chunk: Option<usize>, issue: ImportIssue) -> PyErr {
         ImportIssue::Format(kind) => {
             issue_of(ArrowIssue::NotStrings(column, kind))
         }
-        ImportIssue::Dictionary | ImportIssue::KeyType(_) => PyTypeError::new_err(format!("{what}: {issue}")),
+        ImportIssue::Dictionary | ImportIssue::KeyType(_) | ImportIssue::RunEndType(_) => PyTypeError::new_err(format!("{what}: {issue}")),
         _ => import_error(what, chunk, issue),
     }
 }
