@@ -162,6 +162,8 @@ pub enum ImportIssue {
     RunEnds(usize, i64, i64),
     /// The runs end at `.0`, before the array's `offset + length` (`.1`).
     RunsShort(i64, i64),
+    /// A run end is null (`.0` of them).
+    RunEndNulls(u64),
     /// The run ends and the values differ in length (`.0`, `.1`).
     RunLengths(i64, i64),
     /// Row `.0`'s key, `.1`, lies outside the dictionary's `.2` values.
@@ -219,6 +221,7 @@ impl fmt::Display for ImportIssue {
             RunsShort(last, end) => {
                 write!(f, "the runs end at row {last}, before the array's offset + length ({end})")
             }
+            RunEndNulls(n) => write!(f, "{n} of its run ends are null: a run end never is"),
             RunLengths(ends, values) => {
                 write!(f, "the run ends ({ends}) and the values ({values}) differ in length")
             }
@@ -670,8 +673,9 @@ unsafe fn check_runs(schema: &RawSchema, array: &RawArray) -> Result<Layout, Imp
     let (validity, data) = unsafe { (*ends.buffers, *ends.buffers.add(1)) };
     let (first, n) = (ends.offset as usize, ends.length as usize);
     // SAFETY: the trusted extent: the bitmap reaches bit `offset + length`.
-    if !validity.is_null() && unsafe { clear_bits(validity, first, n) } > 0 || ends.null_count > 0 {
-        return Err(inside(ImportIssue::NullCount(ends.null_count, Some(0))));
+    let nulls = if validity.is_null() { 0 } else { unsafe { clear_bits(validity, first, n) } };
+    if nulls > 0 || ends.null_count > 0 {
+        return Err(ImportIssue::RunEndNulls(nulls.max(ends.null_count.max(0) as u64)));
     }
     if ends.length != values.length {
         return Err(ImportIssue::RunLengths(ends.length, values.length));

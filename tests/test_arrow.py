@@ -266,3 +266,64 @@ def test_a_dictionary_of_another_type_is_refused_with_words():
     ints = pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), pa.array([7]))
     with pytest.raises(TypeError, match=r"server_ids must be an Arrow string array .*dictionary of int64"):
         f.static_mask_arrow(ints, pa.array(["x"]))
+
+
+def run_end_column(values, end_type, value_layout, offset):
+    """``values`` run-end-encoded by hand (a run per stretch of equal values,
+    nulls a run of a null value), behind ``offset`` padding rows (sliced off)."""
+    ends, pool = [], []
+    for k, v in enumerate(["pad"] * offset + values):
+        if ends and pool[-1] == v:
+            ends[-1] = k + 1
+        else:
+            ends.append(k + 1)
+            pool.append(v)
+    array = pa.RunEndEncodedArray.from_arrays(pa.array(ends, type=getattr(pa, end_type)()),
+                                              pa.array(pool, type=getattr(pa, value_layout)()))
+    return array.slice(offset)
+
+
+@settings(max_examples=EQUIVALENCE_EXAMPLES // 10)
+@given(
+    st.lists(any_pattern, max_size=4), st.lists(any_pattern, max_size=4),
+    st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(SERVER_POOL), arrow_text), cell),
+             max_size=40),
+    st.sampled_from(["int16", "int32", "int64"]), st.sampled_from(LAYOUTS), st.integers(0, 3),
+    st.booleans(), st.booleans(), st.sampled_from([1, 2, None]),
+)
+def test_a_run_end_encoded_column_decides_as_the_plain_column(include, exclude, rows, end_type,
+                                                             layout, offset, sort, names_too,
+                                                             threads):
+    """A run-end-encoded server column (any run-end type, any string layout of
+    its values, sliced, runs of nulls, sorted or not), and the names column
+    encoded too: the mask equals the plain utf8 columns' and the object path's."""
+    fast, _ = build(toolfilter_fast, include, exclude)
+    if fast is None:
+        return
+    if sort:
+        rows = sorted(rows, key=lambda r: (r[0] is None, r[0] or ""))
+    servers = [s for s, _ in rows]
+    names = [n for _, n in rows]
+    want = expected(fast, servers, names)
+    plain = fast.static_mask_arrow(pa.array(servers, pa.string()), pa.array(names, pa.string()),
+                                   threads=threads).to_pylist()
+    encoded_names = (run_end_column(names, end_type, layout, 3 - offset) if names_too
+                     else pa.array(names, pa.string()))
+    got = fast.static_mask_arrow(run_end_column(servers, end_type, layout, offset), encoded_names,
+                                 threads=threads).to_pylist()
+    assert got == plain == want
+
+
+def test_run_end_encode_of_a_sorted_catalog():
+    import pyarrow.compute as pc
+
+    from toolfilter_fast.bench import workload as _workload
+
+    tools = sorted(_workload.catalog(5_000, servers=300, interleaved=True), key=lambda t: t.server_id)
+    fast = toolfilter_fast.compile(include=_workload.patterns(50, "include", tools),
+                                   exclude=_workload.patterns(50, "exclude", tools))
+    want = fast.static_mask(tools)
+    servers = pc.run_end_encode(pa.array([t.server_id for t in tools]))
+    names = pa.array([t.name for t in tools])
+    assert fast.static_mask_arrow(servers, names, threads=2).to_pylist() == want
+    assert fast.static_mask_arrow(servers.slice(1001), names.slice(1001)).to_pylist() == want[1001:]
