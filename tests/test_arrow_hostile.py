@@ -7,7 +7,7 @@ none) is the one thing trusted (rust/arrow_import.rs)."""
 from __future__ import annotations
 
 import ctypes
-import struct
+from struct import pack
 
 import pytest
 from hypothesis import event, given, settings
@@ -18,6 +18,7 @@ import toolfilter_fast
 pa = pytest.importorskip("pyarrow", reason="the arrow extra (pyarrow) is not installed")
 
 from _arrow_hostile import (  # noqa: E402
+    KEY_FORMATS,
     ArrowArray,
     ArrowSchema,
     RawColumn,
@@ -25,13 +26,12 @@ from _arrow_hostile import (  # noqa: E402
     Refused,
     bits,
     capsule,
-    KEY_FORMATS,
     column,
     decode,
     encoded,
-    run_encoded,
     i32,
     i64,
+    run_encoded,
     view,
 )
 from test_arrow import expected  # noqa: E402
@@ -60,7 +60,7 @@ def keyed(keys, **fields):
 def runs_of(ends, values=None, end=b"i", validity=None, buffers=(), **fields):
     """A ``+r`` array of int32 (or ``end``) run ends ``ends`` over three strings."""
     code = KEY_FORMATS[end][0]
-    run_ends = RawColumn(end, len(ends), [validity, struct.pack(f"<{len(ends)}{code}", *ends)],
+    run_ends = RawColumn(end, len(ends), [validity, pack(f"<{len(ends)}{code}", *ends)],
                          null_count=0 if validity is None else -1)
     values = column(["a", "b", "c"][:len(ends)]) if values is None else values
     return RawColumn(b"+r", fields.pop("length", max(ends[-1], 0)), list(buffers), runs=(run_ends, values),
@@ -142,7 +142,7 @@ HOSTILE = [
     ("key past the dictionary", keyed([0, 2, 1]), "row 1's dictionary key is 2, past the dictionary's 2 values"),
     ("key negative", keyed([0, 1, -1]), r"row 2's dictionary key is negative \(-1\)"),
     ("key past the dictionary behind an offset", keyed([5, 0, 3], offset=1, length=2), "row 1's dictionary key is 3"),
-    ("unsigned key past int64", RawColumn(b"L", 1, [None, struct.pack("<Q", 2**64 - 1)],
+    ("unsigned key past int64", RawColumn(b"L", 1, [None, pack("<Q", 2**64 - 1)],
                                           dictionary=column(["a"])), "key is 18446744073709551615"),
     ("keys NULL", RawColumn(b"i", 1, [None, None], dictionary=column(["a"])), r"buffer 1 \(keys\) is NULL"),
     ("three buffers for keys", RawColumn(b"i", 1, [None, i32(0), b""], dictionary=column(["a"])),
