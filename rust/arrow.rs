@@ -799,6 +799,23 @@ mod tests {
         assert_eq!(interner.id(b""), (200, true));
     }
 
+    /// `servers`, an encoding of `plain`, decides as `plain` does: on one
+    /// thread and three, in two chunks cut at row `cut`, sliced (rows 5 to
+    /// 5 before the end), and as the names column against `names`.
+    fn decides_as_plain(f: &StaticFilter, servers: &ArrayRef, plain: &ArrayRef, names: &ArrayRef, cut: usize) {
+        let one = std::slice::from_ref;
+        let want = decide(f, one(plain), one(names), Some(1)).unwrap();
+        for threads in [Some(1), Some(3)] {
+            assert_eq!(decide(f, one(servers), one(names), threads).unwrap(), want);
+        }
+        let n = servers.len();
+        let chunks = [servers.slice(0, cut), servers.slice(cut, n - cut)];
+        assert_eq!(decide(f, &chunks, one(names), Some(2)).unwrap(), want);
+        assert_eq!(decide(f, &[servers.slice(5, n - 10)], &[names.slice(5, n - 10)], Some(1)).unwrap(), want[5..n - 5]);
+        let got = decide(f, one(names), one(servers), Some(1)).unwrap();
+        assert_eq!(got, decide(f, one(names), one(plain), Some(1)).unwrap());
+    }
+
     /// Dictionary-encoded columns of every key type, sliced, with null keys
     /// and null values, in either column: each row as its plain column.
     #[test]
@@ -818,7 +835,6 @@ mod tests {
             (0..60).map(|i| [Some("read_a"), Some("x_v2"), Some("Delete-b"), None, Some("long")][i % 5]).collect();
         let plain: ArrayRef = Arc::new(StringArray::from(decoded.clone()));
         let names: ArrayRef = Arc::new(StringArray::from(names));
-        let want = decide(&f, std::slice::from_ref(&plain), std::slice::from_ref(&names), Some(1)).unwrap();
         let dictionaries: Vec<ArrayRef> = vec![
             Arc::new(StringArray::from(pool.to_vec())),
             Arc::new(LargeStringArray::from(pool.to_vec())),
@@ -838,16 +854,8 @@ mod tests {
                 encoded::<UInt64Type>(&keys, values.clone()),
             ];
             for servers in columns {
-                for threads in [Some(1), Some(3)] {
-                    assert_eq!(decide(&f, std::slice::from_ref(&servers), std::slice::from_ref(&names), threads).unwrap(), want);
-                }
-                // Sliced keys, and two chunks sharing one dictionary.
-                let chunks = [servers.slice(0, 25), servers.slice(25, 35)];
-                assert_eq!(decide(&f, &chunks, std::slice::from_ref(&names), Some(2)).unwrap(), want);
-                assert_eq!(decide(&f, &[servers.slice(5, 40)], &[names.slice(5, 40)], Some(1)).unwrap(), want[5..45].to_vec());
-                // As the names column, against plain server ids.
-                let got = decide(&f, std::slice::from_ref(&names), std::slice::from_ref(&servers), Some(1)).unwrap();
-                assert_eq!(got, decide(&f, std::slice::from_ref(&names), std::slice::from_ref(&plain), Some(1)).unwrap());
+                // Two chunks sharing one dictionary, cut at row 25.
+                decides_as_plain(&f, &servers, &plain, &names, 25);
                 let columns = Columns::new(std::slice::from_ref(&servers), std::slice::from_ref(&names)).unwrap();
                 assert_eq!(columns.row(4).unwrap(), (decoded[4].map(str::as_bytes), Some(&b"long"[..])));
                 assert_eq!(columns.row(7).unwrap().0, None);
@@ -890,21 +898,14 @@ mod tests {
             (0..40).map(|i| [Some("read_a"), Some("x_v2"), Some("Delete-b"), None, Some("long")][i % 5]).collect();
         let plain: ArrayRef = Arc::new(StringArray::from(decoded));
         let names: ArrayRef = Arc::new(StringArray::from(names));
-        let want = decide(&f, std::slice::from_ref(&plain), std::slice::from_ref(&names), Some(1)).unwrap();
         for values in [Arc::new(StringArray::from(pool.to_vec())) as ArrayRef, views(&pool)] {
             for servers in [
                 encoded::<Int16Type>(&ends, values.clone()),
                 encoded::<Int32Type>(&ends, values.clone()),
                 encoded::<Int64Type>(&ends, values.clone()),
             ] {
-                for threads in [Some(1), Some(3)] {
-                    assert_eq!(decide(&f, std::slice::from_ref(&servers), std::slice::from_ref(&names), threads).unwrap(), want);
-                }
-                let chunks = [servers.slice(0, 7), servers.slice(7, 33)];
-                assert_eq!(decide(&f, &chunks, std::slice::from_ref(&names), Some(2)).unwrap(), want);
-                assert_eq!(decide(&f, &[servers.slice(5, 30)], &[names.slice(5, 30)], Some(1)).unwrap(), want[5..35].to_vec());
-                let got = decide(&f, std::slice::from_ref(&names), std::slice::from_ref(&servers), Some(1)).unwrap();
-                assert_eq!(got, decide(&f, std::slice::from_ref(&names), std::slice::from_ref(&plain), Some(1)).unwrap());
+                // Cut inside a run (rows 4..9).
+                decides_as_plain(&f, &servers, &plain, &names, 7);
             }
         }
         // A constant filter: a clean run chunk answered unread; a run of a

@@ -197,6 +197,16 @@ def test_a_dictionary_column_decides_as_the_plain_column(include, exclude, rows,
     its dictionary, sliced keys and dictionary, null keys or null values,
     sorted or not), and the names column encoded too: the mask equals the
     plain utf8 columns' and the object path's."""
+    assert_encoded_decides_as_plain(
+        include, exclude, rows, sort, names_too, threads,
+        lambda values, shift: dictionary_column(values, key_type, layout, null_values,
+                                                (offset + shift) % 4, (value_offset + shift) % 3))
+
+
+def assert_encoded_decides_as_plain(include, exclude, rows, sort, names_too, threads, encode):
+    """``encode(values, shift)`` (shift 0 for the servers, 1 for the names, so
+    that the two are sliced differently) decides as the plain utf8 columns and
+    the object path: the server column encoded, and the names too if asked."""
     fast, _ = build(toolfilter_fast, include, exclude)
     if fast is None:
         return
@@ -207,10 +217,8 @@ def test_a_dictionary_column_decides_as_the_plain_column(include, exclude, rows,
     want = expected(fast, servers, names)
     plain = fast.static_mask_arrow(pa.array(servers, pa.string()), pa.array(names, pa.string()),
                                    threads=threads).to_pylist()
-    encoded_servers = dictionary_column(servers, key_type, layout, null_values, offset, value_offset)
-    encoded_names = (dictionary_column(names, key_type, layout, null_values, value_offset, offset)
-                     if names_too else pa.array(names, pa.string()))
-    got = fast.static_mask_arrow(encoded_servers, encoded_names, threads=threads).to_pylist()
+    encoded_names = encode(names, 1) if names_too else pa.array(names, pa.string())
+    got = fast.static_mask_arrow(encode(servers, 0), encoded_names, threads=threads).to_pylist()
     assert got == plain == want
 
 
@@ -297,21 +305,9 @@ def test_a_run_end_encoded_column_decides_as_the_plain_column(include, exclude, 
     """A run-end-encoded server column (any run-end type, any string layout of
     its values, sliced, runs of nulls, sorted or not), and the names column
     encoded too: the mask equals the plain utf8 columns' and the object path's."""
-    fast, _ = build(toolfilter_fast, include, exclude)
-    if fast is None:
-        return
-    if sort:
-        rows = sorted(rows, key=lambda r: (r[0] is None, r[0] or ""))
-    servers = [s for s, _ in rows]
-    names = [n for _, n in rows]
-    want = expected(fast, servers, names)
-    plain = fast.static_mask_arrow(pa.array(servers, pa.string()), pa.array(names, pa.string()),
-                                   threads=threads).to_pylist()
-    encoded_names = (run_end_column(names, end_type, layout, 3 - offset) if names_too
-                     else pa.array(names, pa.string()))
-    got = fast.static_mask_arrow(run_end_column(servers, end_type, layout, offset), encoded_names,
-                                 threads=threads).to_pylist()
-    assert got == plain == want
+    assert_encoded_decides_as_plain(
+        include, exclude, rows, sort, names_too, threads,
+        lambda values, shift: run_end_column(values, end_type, layout, (offset + shift) % 4))
 
 
 def test_run_end_encode_of_a_sorted_catalog():
