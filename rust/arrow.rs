@@ -102,22 +102,29 @@ enum Keys<'a> {
     U64(&'a [u64]),
 }
 
+/// `$body` over the keys of whichever type `$keys` holds, bound as `$k`.
+macro_rules! each_key {
+    ($keys:expr, $k:ident => $body:expr) => {
+        match $keys {
+            Keys::I8($k) => $body,
+            Keys::U8($k) => $body,
+            Keys::I16($k) => $body,
+            Keys::U16($k) => $body,
+            Keys::I32($k) => $body,
+            Keys::U32($k) => $body,
+            Keys::I64($k) => $body,
+            Keys::U64($k) => $body,
+        }
+    };
+}
+
 impl Keys<'_> {
     /// Whether every key is an index below `len`.
     fn all_below(&self, len: usize) -> bool {
         fn below<K: Copy + TryInto<usize>>(keys: &[K], len: usize) -> bool {
             keys.iter().all(|&k| k.try_into().is_ok_and(|k| k < len))
         }
-        match self {
-            Keys::I8(k) => below(k, len),
-            Keys::U8(k) => below(k, len),
-            Keys::I16(k) => below(k, len),
-            Keys::U16(k) => below(k, len),
-            Keys::I32(k) => below(k, len),
-            Keys::U32(k) => below(k, len),
-            Keys::I64(k) => below(k, len),
-            Keys::U64(k) => below(k, len),
-        }
+        each_key!(self, k => below(k, len))
     }
 
     /// The run that holds row `row`, of run ends `self` (rising): the first
@@ -126,16 +133,7 @@ impl Keys<'_> {
         fn first_above<K: Copy + TryInto<usize>>(ends: &[K], row: usize) -> usize {
             ends.partition_point(|&e| e.try_into().is_ok_and(|e: usize| e <= row))
         }
-        match self {
-            Keys::I8(k) => first_above(k, row),
-            Keys::U8(k) => first_above(k, row),
-            Keys::I16(k) => first_above(k, row),
-            Keys::U16(k) => first_above(k, row),
-            Keys::I32(k) => first_above(k, row),
-            Keys::U32(k) => first_above(k, row),
-            Keys::I64(k) => first_above(k, row),
-            Keys::U64(k) => first_above(k, row),
-        }
+        each_key!(self, k => first_above(k, row))
     }
 
     /// As [`run_of`](Self::run_of), trying `hint` and the run after it first.
@@ -152,16 +150,7 @@ impl Keys<'_> {
     }
 
     fn len(&self) -> usize {
-        match self {
-            Keys::I8(k) => k.len(),
-            Keys::U8(k) => k.len(),
-            Keys::I16(k) => k.len(),
-            Keys::U16(k) => k.len(),
-            Keys::I32(k) => k.len(),
-            Keys::U32(k) => k.len(),
-            Keys::I64(k) => k.len(),
-            Keys::U64(k) => k.len(),
-        }
+        each_key!(self, k => k.len())
     }
 
     /// Key `i` as an index, None when outside the keys or negative.
@@ -170,16 +159,7 @@ impl Keys<'_> {
         fn at<K: Copy + TryInto<usize>>(keys: &[K], i: usize) -> Option<usize> {
             keys.get(i)?.to_owned().try_into().ok()
         }
-        match self {
-            Keys::I8(k) => at(k, i),
-            Keys::U8(k) => at(k, i),
-            Keys::I16(k) => at(k, i),
-            Keys::U16(k) => at(k, i),
-            Keys::I32(k) => at(k, i),
-            Keys::U32(k) => at(k, i),
-            Keys::I64(k) => at(k, i),
-            Keys::U64(k) => at(k, i),
-        }
+        each_key!(self, k => at(k, i))
     }
 }
 

@@ -162,6 +162,10 @@ def test_server_runs_decide_as_the_object_path(include, exclude, rows, order, la
     assert got.to_pylist() == expected(fast, servers, names)
 
 
+PATTERNS = st.lists(any_pattern, max_size=4)
+#: Rows whose server ids repeat (so that runs and dictionary values are shared), or not.
+ENCODED_ROWS = st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(SERVER_POOL), arrow_text), cell),
+                        max_size=40)
 KEY_TYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 
 
@@ -184,9 +188,7 @@ def dictionary_column(values, key_type, value_layout, null_values, offset, value
 
 @settings(max_examples=EQUIVALENCE_EXAMPLES // 10)
 @given(
-    st.lists(any_pattern, max_size=4), st.lists(any_pattern, max_size=4),
-    st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(SERVER_POOL), arrow_text), cell),
-             max_size=40),
+    PATTERNS, PATTERNS, ENCODED_ROWS,
     st.sampled_from(KEY_TYPES), st.sampled_from(LAYOUTS), st.booleans(),
     st.integers(0, 3), st.integers(0, 2), st.booleans(), st.booleans(), st.sampled_from([1, 2, None]),
 )
@@ -293,9 +295,7 @@ def run_end_column(values, end_type, value_layout, offset):
 
 @settings(max_examples=EQUIVALENCE_EXAMPLES // 10)
 @given(
-    st.lists(any_pattern, max_size=4), st.lists(any_pattern, max_size=4),
-    st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(SERVER_POOL), arrow_text), cell),
-             max_size=40),
+    PATTERNS, PATTERNS, ENCODED_ROWS,
     st.sampled_from(["int16", "int32", "int64"]), st.sampled_from(LAYOUTS), st.integers(0, 3),
     st.booleans(), st.booleans(), st.sampled_from([1, 2, None]),
 )
