@@ -2,8 +2,9 @@
 //! (server ids and names), read in place from their buffers.
 //!
 //! A column is a list of chunks, each a UTF-8 string array of any of the
-//! three layouts (`Utf8`, `LargeUtf8`, `Utf8View`); the two columns may be
-//! chunked differently. A row whose server id or name is null is hidden.
+//! three layouts (`Utf8`, `LargeUtf8`, `Utf8View`), dictionary-encoded
+//! (integer keys into a dictionary of one of them) or run-end-encoded (runs
+//! of values of one of them); the two columns may be chunked differently. A row whose server id or name is null is hidden.
 //!
 //! The arrays come checked by `crate::arrow_import` (offsets in order, views
 //! inside their buffers' listed sizes, null counts that agree with the
@@ -17,7 +18,12 @@
 
 use std::ops::Range;
 
-use arrow_array::array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait, StringViewArray};
+use arrow_array::array::{
+    Array, ArrayRef, DictionaryArray, GenericStringArray, OffsetSizeTrait, RunArray, StringViewArray,
+};
+use arrow_array::types::{
+    ArrowDictionaryKeyType, RunEndIndexType, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+};
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 
@@ -57,7 +63,7 @@ impl std::fmt::Display for ArrowIssue {
         match self {
             ArrowIssue::NotStrings(column, kind) => write!(
                 f,
-                "{} must be an Arrow string array (utf8, large_utf8 or utf8_view, chunked or not), not {kind}",
+                "{} must be an Arrow string array (utf8, large_utf8 or utf8_view, dictionary- or run-end-encoded or not, chunked or not), not {kind}",
                 column.name()
             ),
             ArrowIssue::Lengths(servers, names) => {
@@ -76,6 +82,113 @@ enum Strings<'a> {
     Small(&'a [i32], &'a [u8]),
     Large(&'a [i64], &'a [u8]),
     Views(&'a StringViewArray),
+    /// Keys into a dictionary of one of the other layouts.
+    Dictionary(Keys<'a>, Box<Chunk<'a>>),
+    /// Run ends (all of them, unsliced; only int16, int32 and int64), the
+    /// logical offset of the chunk's first row in them, and the values,
+    /// one per run.
+    Runs(Keys<'a>, usize, Box<Chunk<'a>>),
+}
+
+/// The keys of a dictionary-encoded chunk, of any integer type.
+enum Keys<'a> {
+    I8(&'a [i8]),
+    U8(&'a [u8]),
+    I16(&'a [i16]),
+    U16(&'a [u16]),
+    I32(&'a [i32]),
+    U32(&'a [u32]),
+    I64(&'a [i64]),
+    U64(&'a [u64]),
+}
+
+/// `$body` over the keys of whichever type `$keys` holds, bound as `$k`.
+macro_rules! each_key {
+    ($keys:expr, $k:ident => $body:expr) => {
+        match $keys {
+            Keys::I8($k) => $body,
+            Keys::U8($k) => $body,
+            Keys::I16($k) => $body,
+            Keys::U16($k) => $body,
+            Keys::I32($k) => $body,
+            Keys::U32($k) => $body,
+            Keys::I64($k) => $body,
+            Keys::U64($k) => $body,
+        }
+    };
+}
+
+impl Keys<'_> {
+    /// Whether every key is an index below `len`.
+    fn all_below(&self, len: usize) -> bool {
+        fn below<K: Copy + TryInto<usize>>(keys: &[K], len: usize) -> bool {
+            keys.iter().all(|&k| k.try_into().is_ok_and(|k| k < len))
+        }
+        each_key!(self, k => below(k, len))
+    }
+
+    /// The run that holds row `row`, of run ends `self` (rising): the first
+    /// whose end is above it (the number of runs when none is).
+    fn run_of(&self, row: usize) -> usize {
+        fn first_above<K: Copy + TryInto<usize>>(ends: &[K], row: usize) -> usize {
+            ends.partition_point(|&e| e.try_into().is_ok_and(|e: usize| e <= row))
+        }
+        each_key!(self, k => first_above(k, row))
+    }
+
+    /// As [`run_of`](Self::run_of), trying `hint` and the run after it first.
+    #[inline]
+    fn run_from(&self, row: usize, hint: usize) -> usize {
+        for run in [hint, hint + 1] {
+            let above = self.get(run).is_some_and(|end| end > row);
+            let from = run == 0 || self.get(run - 1).is_some_and(|end| end <= row);
+            if above && from {
+                return run;
+            }
+        }
+        self.run_of(row)
+    }
+
+    fn len(&self) -> usize {
+        each_key!(self, k => k.len())
+    }
+
+    /// Key `i` as an index, None when outside the keys or negative.
+    #[inline]
+    fn get(&self, i: usize) -> Option<usize> {
+        fn at<K: Copy + TryInto<usize>>(keys: &[K], i: usize) -> Option<usize> {
+            keys.get(i)?.to_owned().try_into().ok()
+        }
+        each_key!(self, k => at(k, i))
+    }
+}
+
+/// The run ends and the values of a run-end-encoded array.
+fn runs_of<'a, R: RunEndIndexType>(
+    array: &'a ArrayRef,
+    ends: fn(&'a [R::Native]) -> Keys<'a>,
+    column: Column,
+) -> Result<Option<Strings<'a>>, ArrowIssue> {
+    let Some(array) = array.as_any().downcast_ref::<RunArray<R>>() else { return Ok(None) };
+    if matches!(array.values().data_type(), DataType::Dictionary(..) | DataType::RunEndEncoded(..)) {
+        return Err(ArrowIssue::NotStrings(column, array.data_type().to_string()));
+    }
+    let values = Chunk::new(array.values(), column)?;
+    Ok(Some(Strings::Runs(ends(array.run_ends().values()), array.run_ends().offset(), Box::new(values))))
+}
+
+/// The keys and the dictionary of a dictionary-encoded array.
+fn dictionary_of<'a, K: ArrowDictionaryKeyType>(
+    array: &'a ArrayRef,
+    keys: fn(&'a [K::Native]) -> Keys<'a>,
+    column: Column,
+) -> Result<Option<Strings<'a>>, ArrowIssue> {
+    let Some(array) = array.as_any().downcast_ref::<DictionaryArray<K>>() else { return Ok(None) };
+    if matches!(array.values().data_type(), DataType::Dictionary(..)) {
+        return Err(ArrowIssue::NotStrings(column, array.data_type().to_string()));
+    }
+    let values = Chunk::new(array.values(), column)?;
+    Ok(Some(Strings::Dictionary(keys(array.keys().values()), Box::new(values))))
 }
 
 /// A chunk of a column: its values and its nulls.
@@ -133,6 +246,23 @@ impl<'a> Chunk<'a> {
                 Strings::Large(offsets, values)
             }),
             DataType::Utf8View => any.downcast_ref::<StringViewArray>().map(Strings::Views),
+            DataType::Dictionary(key, _) => match key.as_ref() {
+                DataType::Int8 => dictionary_of::<Int8Type>(array, Keys::I8, column)?,
+                DataType::UInt8 => dictionary_of::<UInt8Type>(array, Keys::U8, column)?,
+                DataType::Int16 => dictionary_of::<Int16Type>(array, Keys::I16, column)?,
+                DataType::UInt16 => dictionary_of::<UInt16Type>(array, Keys::U16, column)?,
+                DataType::Int32 => dictionary_of::<Int32Type>(array, Keys::I32, column)?,
+                DataType::UInt32 => dictionary_of::<UInt32Type>(array, Keys::U32, column)?,
+                DataType::Int64 => dictionary_of::<Int64Type>(array, Keys::I64, column)?,
+                DataType::UInt64 => dictionary_of::<UInt64Type>(array, Keys::U64, column)?,
+                _ => None,
+            },
+            DataType::RunEndEncoded(ends, _) => match ends.data_type() {
+                DataType::Int16 => runs_of::<Int16Type>(array, Keys::I16, column)?,
+                DataType::Int32 => runs_of::<Int32Type>(array, Keys::I32, column)?,
+                DataType::Int64 => runs_of::<Int64Type>(array, Keys::I64, column)?,
+                _ => None,
+            },
             _ => None,
         };
         let strings = strings.ok_or_else(|| ArrowIssue::NotStrings(column, array.data_type().to_string()))?;
@@ -142,6 +272,13 @@ impl<'a> Chunk<'a> {
                 Strings::Small(offsets, values) => all_utf8(offsets, values),
                 Strings::Large(offsets, values) => all_utf8(offsets, values),
                 Strings::Views(_) => false,
+                // Every key names a value, and every value is checked.
+                Strings::Dictionary(ref keys, ref values) => values.checked && keys.all_below(values.len),
+                // Every row in a run, and every run with a value.
+                Strings::Runs(ref ends, offset, ref values) => {
+                    values.checked
+                        && ends.run_of(offset + array.len().saturating_sub(1)) < values.len.min(ends.len())
+                }
             };
         Ok(Chunk { strings, nulls, len: array.len(), checked })
     }
@@ -162,6 +299,8 @@ impl<'a> Chunk<'a> {
             Strings::Small(offsets, values) => &values[span(offsets, values, i)?],
             Strings::Large(offsets, values) => &values[span(offsets, values, i)?],
             Strings::Views(array) => view_bytes(array, i)?,
+            Strings::Dictionary(ref keys, ref values) => return values.get(keys.get(i)?),
+            Strings::Runs(ref ends, offset, ref values) => return values.get(ends.run_of(offset + i)),
         };
         Some(Some(bytes))
     }
@@ -400,7 +539,10 @@ impl Interner {
 /// through an [`Interner`]; a row whose server id is the previous row's (a
 /// column grouped or sorted by server, as loaders and registries deliver
 /// them) takes its plan without a lookup, so a run of rows of one server
-/// costs only its names' reading and matching.
+/// costs only its names' reading and matching. A dictionary-encoded server
+/// column resolves each dictionary value once per thread and chunk, then
+/// finds its plan by the row's key: no bytes compared, no hashing per row;
+/// a run-end-encoded one likewise by its run, found from the previous row's.
 fn decide_rows(
     filter: &StaticFilter,
     servers: &Chunks<'_>,
@@ -416,6 +558,12 @@ fn decide_rows(
     let mut plans: Vec<u32> = Vec::new();
     // The previous row's server id and plan.
     let mut previous: Option<(&[u8], u32)> = None;
+    // Per value of the dictionary of the server chunk at hand (`dictionary`):
+    // its plan + 1, or 0 while not met.
+    let mut by_key: Vec<u32> = Vec::new();
+    let mut dictionary: *const Chunk<'_> = std::ptr::null();
+    // The run of the previous row of a run-end-encoded server chunk.
+    let mut run_hint = 0;
     runs(servers, names, start..start + out.len(), |s, sa, n, na, len, first| {
         let out = &mut out[first - start..first - start + len];
         // A filter that depends on nothing, over two runs already checked
@@ -427,7 +575,20 @@ fn decide_rows(
         }
         for (k, slot) in out.iter_mut().enumerate() {
             let row = first + k;
-            let server = s.get(sa + k).ok_or_else(|| malformed(Column::ServerIds, row))?;
+            // A dictionary's or a run's value: read through its index among
+            // the values (the key; a run found from the previous row's).
+            let bad = || malformed(Column::ServerIds, row);
+            let (server, keyed) = match &s.strings {
+                Strings::Runs(ends, offset, values) => {
+                    run_hint = ends.run_from(offset + sa + k, run_hint);
+                    (values.get(run_hint).ok_or_else(bad)?, Some((run_hint, &**values)))
+                }
+                Strings::Dictionary(keys, values) if !s.nulls.is_some_and(|nulls| nulls.is_null(sa + k)) => {
+                    let key = keys.get(sa + k).ok_or_else(bad)?;
+                    (values.get(key).ok_or_else(bad)?, Some((key, &**values)))
+                }
+                _ => (s.get(sa + k).ok_or_else(bad)?, None),
+            };
             let name = n.get(na + k).ok_or_else(|| malformed(Column::Names, row))?;
             if let Some(name) = name.filter(|_| !n.checked) {
                 if !is_utf8(name) {
@@ -435,17 +596,37 @@ fn decide_rows(
                 }
             }
             let Some(server) = server else { continue };
-            let plan = match previous {
-                Some((bytes, plan)) if bytes == server => plan,
-                _ => {
-                    let (id, new) = interner.id(server);
-                    if new {
-                        if !s.checked && !is_utf8(server) {
-                            return Err(ArrowIssue::NotUtf8(Column::ServerIds, row));
-                        }
-                        plans.push(decider.plan_for(server));
+            let mut resolve = |server: &[u8]| {
+                let (id, new) = interner.id(server);
+                if new {
+                    if !s.checked && !is_utf8(server) {
+                        return Err(ArrowIssue::NotUtf8(Column::ServerIds, row));
                     }
-                    let plan = plans[id as usize];
+                    plans.push(decider.plan_for(server));
+                }
+                Ok(plans[id as usize])
+            };
+            let plan = match (keyed, previous) {
+                // A dictionary's or a run's value is resolved once, found
+                // again by its key.
+                (Some((key, values)), _) => {
+                    if !std::ptr::eq(values, dictionary) {
+                        dictionary = values;
+                        by_key.clear();
+                        by_key.resize(values.len, 0);
+                    }
+                    match by_key[key] {
+                        0 => {
+                            let plan = resolve(server)?;
+                            by_key[key] = plan + 1;
+                            plan
+                        }
+                        known => known - 1,
+                    }
+                }
+                (_, Some((bytes, plan))) if bytes == server => plan,
+                _ => {
+                    let plan = resolve(server)?;
                     previous = Some((server, plan));
                     plan
                 }
@@ -596,6 +777,130 @@ mod tests {
         assert_eq!(got[..200], (0..200).map(|i| (i, true)).collect::<Vec<_>>()[..]);
         assert_eq!(got[200..], (0..200).map(|i| (i, false)).collect::<Vec<_>>()[..]);
         assert_eq!(interner.id(b""), (200, true));
+    }
+
+    /// `servers`, an encoding of `plain`, decides as `plain` does: on one
+    /// thread and three, in two chunks cut at row `cut`, sliced (rows 5 to
+    /// 5 before the end), and as the names column against `names`.
+    fn decides_as_plain(f: &StaticFilter, servers: &ArrayRef, plain: &ArrayRef, names: &ArrayRef, cut: usize) {
+        let one = std::slice::from_ref;
+        let want = decide(f, one(plain), one(names), Some(1)).unwrap();
+        for threads in [Some(1), Some(3)] {
+            assert_eq!(decide(f, one(servers), one(names), threads).unwrap(), want);
+        }
+        let n = servers.len();
+        let chunks = [servers.slice(0, cut), servers.slice(cut, n - cut)];
+        assert_eq!(decide(f, &chunks, one(names), Some(2)).unwrap(), want);
+        assert_eq!(decide(f, &[servers.slice(5, n - 10)], &[names.slice(5, n - 10)], Some(1)).unwrap(), want[5..n - 5]);
+        let got = decide(f, one(names), one(servers), Some(1)).unwrap();
+        assert_eq!(got, decide(f, one(names), one(plain), Some(1)).unwrap());
+    }
+
+    /// Dictionary-encoded columns of every key type, sliced, with null keys
+    /// and null values, in either column: each row as its plain column.
+    #[test]
+    fn dictionaries_decide_as_their_plain_columns() {
+        use arrow_array::types::ArrowDictionaryKeyType;
+        fn encoded<K: ArrowDictionaryKeyType>(keys: &[Option<u8>], values: ArrayRef) -> ArrayRef {
+            use arrow_buffer::ArrowNativeType;
+            let native = |k: u8| K::Native::from_usize(usize::from(k)).unwrap();
+            let keys = arrow_array::PrimitiveArray::<K>::from_iter(keys.iter().map(|k| k.map(native)));
+            Arc::new(DictionaryArray::<K>::try_new(keys, values).unwrap())
+        }
+        let f = filter(&["s1/*", "*/read_*", "*long*"], &["*/Delete*", "s2/*_V2"]);
+        let pool = [Some("s2"), Some("s1"), None, Some("a server id well past twelve bytes, long"), Some("ΣΑΣ"), Some("s3")];
+        let keys: Vec<Option<u8>> = (0..60u8).map(|i| if i % 13 == 7 { None } else { Some((i / 3) % 6) }).collect();
+        let decoded: Vec<Option<&str>> = keys.iter().map(|k| k.and_then(|k| pool[k as usize])).collect();
+        let names: Vec<Option<&str>> =
+            (0..60).map(|i| [Some("read_a"), Some("x_v2"), Some("Delete-b"), None, Some("long")][i % 5]).collect();
+        let plain: ArrayRef = Arc::new(StringArray::from(decoded.clone()));
+        let names: ArrayRef = Arc::new(StringArray::from(names));
+        let dictionaries: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(pool.to_vec())),
+            Arc::new(LargeStringArray::from(pool.to_vec())),
+            views(&pool),
+            // The dictionary sliced: key 0 is its row 2 of the unsliced array.
+            Arc::new(StringArray::from([&[Some("x"), Some("y")][..], &pool[..]].concat()).slice(2, 6)),
+        ];
+        for values in dictionaries {
+            let columns = [
+                encoded::<Int8Type>(&keys, values.clone()),
+                encoded::<UInt8Type>(&keys, values.clone()),
+                encoded::<Int16Type>(&keys, values.clone()),
+                encoded::<UInt16Type>(&keys, values.clone()),
+                encoded::<Int32Type>(&keys, values.clone()),
+                encoded::<UInt32Type>(&keys, values.clone()),
+                encoded::<Int64Type>(&keys, values.clone()),
+                encoded::<UInt64Type>(&keys, values.clone()),
+            ];
+            for servers in columns {
+                // Two chunks sharing one dictionary, cut at row 25.
+                decides_as_plain(&f, &servers, &plain, &names, 25);
+                let columns = Columns::new(std::slice::from_ref(&servers), std::slice::from_ref(&names)).unwrap();
+                assert_eq!(columns.row(4).unwrap(), (decoded[4].map(str::as_bytes), Some(&b"long"[..])));
+                assert_eq!(columns.row(7).unwrap().0, None);
+            }
+        }
+        // A dictionary value that is not UTF-8 is refused at the first row
+        // that uses it; one no row uses is not read.
+        let bad = raw_strings(vec![0, 1, 3], b"a\xC3(");
+        let servers = encoded::<Int32Type>(&[Some(0), Some(1)], bad.clone());
+        let two: ArrayRef = Arc::new(StringArray::from(vec!["x", "y"]));
+        assert_eq!(decide(&f, &[servers], std::slice::from_ref(&two), None), Err(ArrowIssue::NotUtf8(Column::ServerIds, 1)));
+        let servers = encoded::<Int32Type>(&[Some(0), Some(0)], bad);
+        assert_eq!(decide(&f, &[servers], std::slice::from_ref(&two), None).unwrap().len(), 2);
+        // A filter that depends on nothing answers a clean dictionary chunk
+        // unread, and still hides a key to a null value.
+        let f = filter(&[], &[]);
+        let shown = f.constant_outcome().unwrap();
+        let clean = encoded::<Int8Type>(&[Some(1), Some(0)], Arc::new(StringArray::from(vec!["a", "b"])));
+        assert_eq!(decide(&f, &[clean], std::slice::from_ref(&two), None).unwrap(), [shown, shown]);
+        let null_value = encoded::<Int8Type>(&[Some(1), Some(0)], Arc::new(StringArray::from(vec![Some("a"), None])));
+        assert_eq!(decide(&f, &[null_value], std::slice::from_ref(&two), None).unwrap(), [Outcome::Hidden, shown]);
+    }
+
+    /// Run-end-encoded columns of every run-end type, sliced (the slice
+    /// starting and ending inside runs), with null values, as either column:
+    /// each row as its plain column.
+    #[test]
+    fn runs_decide_as_their_plain_columns() {
+        use arrow_array::types::RunEndIndexType;
+        use arrow_buffer::ArrowNativeType;
+        fn encoded<R: RunEndIndexType>(ends: &[usize], values: ArrayRef) -> ArrayRef {
+            let ends = arrow_array::PrimitiveArray::<R>::from_iter_values(ends.iter().map(|&e| R::Native::from_usize(e).unwrap()));
+            Arc::new(RunArray::<R>::try_new(&ends, values.as_ref()).unwrap())
+        }
+        let f = filter(&["s1/*", "*/read_*", "*long*"], &["*/Delete*", "s2/*_V2"]);
+        let pool = [Some("s2"), Some("s1"), None, Some("a server id well past twelve bytes, long"), Some("ΣΑΣ"), Some("s1")];
+        let ends = [3usize, 4, 9, 20, 21, 40];
+        let decoded: Vec<Option<&str>> = (0..40).map(|i| pool[ends.partition_point(|&e| e <= i)]).collect();
+        let names: Vec<Option<&str>> =
+            (0..40).map(|i| [Some("read_a"), Some("x_v2"), Some("Delete-b"), None, Some("long")][i % 5]).collect();
+        let plain: ArrayRef = Arc::new(StringArray::from(decoded));
+        let names: ArrayRef = Arc::new(StringArray::from(names));
+        for values in [Arc::new(StringArray::from(pool.to_vec())) as ArrayRef, views(&pool)] {
+            for servers in [
+                encoded::<Int16Type>(&ends, values.clone()),
+                encoded::<Int32Type>(&ends, values.clone()),
+                encoded::<Int64Type>(&ends, values.clone()),
+            ] {
+                // Cut inside a run (rows 4..9).
+                decides_as_plain(&f, &servers, &plain, &names, 7);
+            }
+        }
+        // A constant filter: a clean run chunk answered unread; a run of a
+        // null value still hidden.
+        let f = filter(&[], &[]);
+        let shown = f.constant_outcome().unwrap();
+        let two: ArrayRef = Arc::new(StringArray::from(vec!["x", "y", "z"]));
+        let clean = encoded::<Int32Type>(&[2, 3], Arc::new(StringArray::from(vec!["a", "b"])));
+        assert_eq!(decide(&f, &[clean], std::slice::from_ref(&two), None).unwrap(), [shown; 3]);
+        let null_run = encoded::<Int32Type>(&[2, 3], Arc::new(StringArray::from(vec![None, Some("b")])));
+        assert_eq!(decide(&f, &[null_run], std::slice::from_ref(&two), None).unwrap(), [Outcome::Hidden, Outcome::Hidden, shown]);
+        let mut keys = Keys::I32(&[3, 4, 9]);
+        assert_eq!([0, 2, 3, 4, 8, 9].map(|row| keys.run_from(row, 1)), [0, 0, 1, 2, 2, 3]);
+        keys = Keys::I64(&[]);
+        assert_eq!(keys.run_from(0, 0), 0);
     }
 
     /// Annotation patterns get no hints from columns: every hint missing,

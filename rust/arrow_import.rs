@@ -13,8 +13,12 @@
 //! would be read as it stands).
 //!
 //! Only the layouts the columnar path decides are accepted: `utf8` (`u`),
-//! `large_utf8` (`U`) and `utf8_view` (`vu`), without a dictionary or
-//! children. The structures are read through mirrors of the C declarations
+//! `large_utf8` (`U`) and `utf8_view` (`vu`), without children, and a
+//! dictionary-encoded column whose keys are any integer type and whose
+//! dictionary is one of those string layouts (every valid key checked to
+//! lie inside the dictionary), and a run-end-encoded one (`+r`) of int16,
+//! int32 or int64 run ends over values of one of them (the run ends
+//! checked to rise from 1 to the array's end). The structures are read through mirrors of the C declarations
 //! (the interface fixes their layout), so that nothing here calls into
 //! `arrow-array`'s accessors, some of which panic or read unchecked.
 
@@ -62,10 +66,75 @@ const _: () = assert!(std::mem::size_of::<RawArray>() == std::mem::size_of::<FFI
 pub enum Layout {
     /// `u`: 32-bit offsets.
     Utf8,
+    /// Integer keys of the given type (their format) into a dictionary of
+    /// one of the other layouts.
+    Dictionary(Key),
+    /// `+r`: run ends of the given type (int16, int32, int64) over values
+    /// of one of the string layouts, as two children.
+    RunEnds(Key),
     /// `U`: 64-bit offsets.
     LargeUtf8,
     /// `vu`: 16-byte views over variadic data buffers.
     Utf8View,
+}
+
+/// The integer type of a dictionary's keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+}
+
+impl Key {
+    fn of(format: &[u8]) -> Option<Key> {
+        Some(match format {
+            b"c" => Key::I8,
+            b"C" => Key::U8,
+            b"s" => Key::I16,
+            b"S" => Key::U16,
+            b"i" => Key::I32,
+            b"I" => Key::U32,
+            b"l" => Key::I64,
+            b"L" => Key::U64,
+            _ => return None,
+        })
+    }
+
+    fn width(self) -> i64 {
+        match self {
+            Key::I8 | Key::U8 => 1,
+            Key::I16 | Key::U16 => 2,
+            Key::I32 | Key::U32 => 4,
+            Key::I64 | Key::U64 => 8,
+        }
+    }
+
+    /// Key `i` of a keys buffer, widened.
+    ///
+    /// # Safety
+    /// `keys` points to at least `i + 1` keys of this type.
+    // SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
+    unsafe fn read(self, keys: *const c_void, i: usize) -> i128 {
+        // SAFETY: the caller's promise, for the one read of each arm.
+        unsafe {
+            match self {
+                Key::I8 => i128::from(read::<i8>(keys, i)),
+                Key::U8 => i128::from(read::<u8>(keys, i)),
+                Key::I16 => i128::from(read::<i16>(keys, i)),
+                Key::U16 => i128::from(read::<u16>(keys, i)),
+                Key::I32 => i128::from(read::<i32>(keys, i)),
+                Key::U32 => i128::from(read::<u32>(keys, i)),
+                Key::I64 => i128::from(read::<i64>(keys, i)),
+                Key::U64 => i128::from(read::<u64>(keys, i)),
+            }
+        }
+    }
 }
 
 /// What is wrong with a pair of structures, in words.
@@ -78,8 +147,27 @@ pub enum ImportIssue {
     /// A format this path does not decide: the type it names, as Arrow
     /// writes it where known, and the format string (escaped).
     Format(String),
-    /// The schema describes a dictionary-encoded column.
+    /// A dictionary whose values are themselves dictionary-encoded.
     Dictionary,
+    /// A dictionary whose keys are not integers (the type of the keys).
+    KeyType(String),
+    /// The schema declares a dictionary the array does not carry.
+    NoDictionary,
+    /// What is wrong with a part of the array (`.0`: its dictionary, its
+    /// run ends, its values).
+    Inside(&'static str, Box<ImportIssue>),
+    /// Run ends not of int16, int32 or int64 (their type).
+    RunEndType(String),
+    /// Run end `.0` (of the run ends' rows) is `.1`, not above the one before it (`.2`; 0 before the first).
+    RunEnds(usize, i64, i64),
+    /// The runs end at `.0`, before the array's `offset + length` (`.1`).
+    RunsShort(i64, i64),
+    /// A run end is null (`.0` of them).
+    RunEndNulls(u64),
+    /// The run ends and the values differ in length (`.0`, `.1`).
+    RunLengths(i64, i64),
+    /// Row `.0`'s key, `.1`, lies outside the dictionary's `.2` values.
+    KeyRange(usize, i128, i64),
     /// `arrow-array` refused the checked structures (its words).
     Arrow(String),
     /// The schema or the array has children (`.1`), which strings have not.
@@ -121,7 +209,28 @@ impl fmt::Display for ImportIssue {
             Released(what) => write!(f, "the {what} is already released"),
             NoFormat => write!(f, "the schema's format string is NULL"),
             Format(kind) => write!(f, "{kind} is not a string layout this path decides"),
-            Dictionary => write!(f, "a dictionary-encoded column is not decided here: decode it first (e.g. pyarrow's `.dictionary_decode()`)"),
+            Dictionary => write!(f, "a dictionary of dictionary-encoded values is not decided here: decode it first (e.g. pyarrow's `.dictionary_decode()`)"),
+            KeyType(kind) => write!(f, "a dictionary's keys must be integers, not {kind}"),
+            NoDictionary => write!(f, "the schema declares a dictionary the array does not carry"),
+            Inside(what, issue) => write!(f, "{what}: {issue}"),
+            RunEndType(kind) => write!(f, "run ends must be int16, int32 or int64, not {kind}"),
+            RunEnds(at, value, before) => write!(
+                f,
+                "run end {at} ({value}) is not above the one before it ({before}): run ends must increase from 1"
+            ),
+            RunsShort(last, end) => {
+                write!(f, "the runs end at row {last}, before the array's offset + length ({end})")
+            }
+            RunEndNulls(n) => write!(f, "{n} of its run ends are null: a run end never is"),
+            RunLengths(ends, values) => {
+                write!(f, "the run ends ({ends}) and the values ({values}) differ in length")
+            }
+            KeyRange(row, key, len) if *key < 0 => {
+                write!(f, "row {row}'s dictionary key is negative ({key}); the dictionary holds {len} values")
+            }
+            KeyRange(row, key, len) => {
+                write!(f, "row {row}'s dictionary key is {key}, past the dictionary's {len} values")
+            }
             Arrow(words) => write!(f, "{words}"),
             Children(what, n) => write!(f, "the {what} has {n} children; a string array has none"),
             ArrayDictionary => write!(f, "the array carries a dictionary its schema does not declare"),
@@ -303,6 +412,17 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
     // the interface, whose layout the mirrors repeat (the sizes are checked
     // at compile time).
     let (schema, array) = unsafe { (&*schema.cast::<RawSchema>(), &*array.cast::<RawArray>()) };
+    // SAFETY: the caller's promise, passed on.
+    unsafe { check_raw(schema, array, true) }
+}
+
+/// [`check`] over the mirrors; `outer` is false for a dictionary's values,
+/// which may not be dictionary-encoded in turn.
+///
+/// # Safety
+/// As for [`check`].
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
+unsafe fn check_raw(schema: &RawSchema, array: &RawArray, outer: bool) -> Result<Layout, ImportIssue> {
     if schema.release.is_none() {
         return Err(ImportIssue::Released("schema"));
     }
@@ -314,14 +434,20 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
     }
     // SAFETY: a live schema's format is a NUL-terminated string.
     let format = unsafe { CStr::from_ptr(schema.format) }.to_bytes();
-    if !schema.dictionary.is_null() {
+    let layout = if schema.dictionary.is_null() {
+        match format {
+            b"u" => Layout::Utf8,
+            b"U" => Layout::LargeUtf8,
+            b"vu" => Layout::Utf8View,
+            // SAFETY: the caller's promise, passed on (the children too).
+            b"+r" if outer => return unsafe { check_runs(schema, array) },
+            b"+r" => return Err(ImportIssue::Format(type_name(format))),
+            _ => return Err(ImportIssue::Format(type_name(format))),
+        }
+    } else if !outer {
         return Err(ImportIssue::Dictionary);
-    }
-    let layout = match format {
-        b"u" => Layout::Utf8,
-        b"U" => Layout::LargeUtf8,
-        b"vu" => Layout::Utf8View,
-        _ => return Err(ImportIssue::Format(type_name(format))),
+    } else {
+        Layout::Dictionary(Key::of(format).ok_or_else(|| ImportIssue::KeyType(type_name(format)))?)
     };
     if schema.n_children != 0 {
         return Err(ImportIssue::Children("schema", schema.n_children));
@@ -329,7 +455,7 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
     if array.n_children != 0 {
         return Err(ImportIssue::Children("array", array.n_children));
     }
-    if !array.dictionary.is_null() {
+    if !array.dictionary.is_null() && !matches!(layout, Layout::Dictionary(_)) {
         return Err(ImportIssue::ArrayDictionary);
     }
     for (field, value) in [("length", array.length), ("offset", array.offset), ("n_buffers", array.n_buffers)] {
@@ -347,6 +473,7 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
         Layout::Utf8 => 4,
         Layout::LargeUtf8 => 8,
         Layout::Utf8View => 16,
+        Layout::Dictionary(key) | Layout::RunEnds(key) => key.width(),
     };
     // The rows end at `offset + length`, and the fixed-size buffer spans up to
     // one element more: it must fit in memory (isize) for a slice over it.
@@ -355,6 +482,9 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
     let (start, len, end) = (array.offset as usize, array.length as usize, end as usize);
     let n_buffers = array.n_buffers as usize;
     match layout {
+        Layout::Dictionary(_) | Layout::RunEnds(_) if n_buffers != 2 => {
+            return Err(ImportIssue::BufferCount("2 (validity, keys)".into(), array.n_buffers))
+        }
         Layout::Utf8 | Layout::LargeUtf8 if n_buffers != 3 => {
             return Err(ImportIssue::BufferCount("3 (validity, offsets, values)".into(), array.n_buffers))
         }
@@ -405,8 +535,167 @@ pub unsafe fn check(schema: *const FFI_ArrowSchema, array: *const FFI_ArrowArray
         // SAFETY: the caller's promise, passed on: the buffers reach as far
         // as the structures imply.
         Layout::Utf8View => unsafe { check_views(&buffer, n_buffers, validity, start, len, end) }?,
+        // SAFETY: the caller's promise, passed on.
+        Layout::Dictionary(key) => unsafe { check_keys(schema, array, key, buffer(1), validity, start, len) }?,
+        // Only [`check_runs`] makes this layout, for the run ends it reads.
+        Layout::RunEnds(_) => {}
     }
     Ok(layout)
+}
+
+/// The dictionary of a dictionary-encoded array, checked as a string array
+/// of its own, and the keys of rows `start..start + len`: every valid one
+/// inside the dictionary's rows (a null key is a null row, its slot unread).
+///
+/// # Safety
+/// As for [`check`]; `keys` is the array's buffer 1, `validity` its buffer 0.
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
+unsafe fn check_keys(
+    schema: &RawSchema,
+    array: &RawArray,
+    key: Key,
+    keys: *const c_void,
+    validity: *const c_void,
+    start: usize,
+    len: usize,
+) -> Result<(), ImportIssue> {
+    if array.dictionary.is_null() {
+        return Err(ImportIssue::NoDictionary);
+    }
+    // SAFETY: a live schema's dictionary and a live array's dictionary are
+    // initialized structures of the interface, alive as their parents are.
+    let (values_schema, values) = unsafe { (&*schema.dictionary, &*array.dictionary) };
+    // SAFETY: the caller's promise covers the dictionary too (its buffers
+    // reach as far as its structures imply).
+    match unsafe { check_raw(values_schema, values, false) } {
+        Ok(_) => {}
+        Err(ImportIssue::Format(kind)) => return Err(ImportIssue::Format(format!("a dictionary of {kind}"))),
+        Err(ImportIssue::Dictionary) => return Err(ImportIssue::Dictionary),
+        Err(issue) => return Err(ImportIssue::Inside("its dictionary", Box::new(issue))),
+    }
+    if keys.is_null() && len > 0 {
+        return Err(ImportIssue::NullBuffer(1, "keys"));
+    }
+    let size = values.length;
+    for row in 0..len {
+        let at = start + row;
+        // SAFETY: the trusted extent: the bitmap reaches bit `offset + length`.
+        if !unsafe { valid(validity, at) } {
+            continue;
+        }
+        // SAFETY: the trusted extent: `offset + length` keys of their type.
+        let k = unsafe { key.read(keys, at) };
+        if k < 0 || k >= i128::from(size) {
+            return Err(ImportIssue::KeyRange(row, k, size));
+        }
+    }
+    Ok(())
+}
+
+/// A run-end-encoded array (`+r`): no buffers of its own, no nulls (a null
+/// row is a run of a null value), two children: run ends of int16, int32 or
+/// int64 without nulls, rising from 1 or more, the last reaching the
+/// array's `offset + length`, and as many values of a string layout.
+///
+/// # Safety
+/// As for [`check`].
+// SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
+unsafe fn check_runs(schema: &RawSchema, array: &RawArray) -> Result<Layout, ImportIssue> {
+    if schema.n_children != 2 || schema.children.is_null() {
+        return Err(ImportIssue::Children("schema of run-end-encoded strings (2: run ends, values)", schema.n_children));
+    }
+    if array.n_children != 2 || array.children.is_null() {
+        return Err(ImportIssue::Children("array of run-end-encoded strings (2: run ends, values)", array.n_children));
+    }
+    if !array.dictionary.is_null() {
+        return Err(ImportIssue::ArrayDictionary);
+    }
+    for (field, value) in [("length", array.length), ("offset", array.offset), ("n_buffers", array.n_buffers)] {
+        if value < 0 {
+            return Err(ImportIssue::Negative(field, value));
+        }
+    }
+    let end = array.offset.checked_add(array.length).ok_or(ImportIssue::Overflow)?;
+    if array.null_count > 0 {
+        return Err(ImportIssue::NullCount(array.null_count, None));
+    }
+    if array.n_buffers != 0 {
+        return Err(ImportIssue::BufferCount("0".into(), array.n_buffers));
+    }
+    // SAFETY: a live structure's `children` holds `n_children` (2) pointers
+    // to initialized children, alive as their parent is.
+    let child = |k: usize| unsafe { (*schema.children.add(k), *array.children.add(k)) };
+    let ((ends_schema, ends), (values_schema, values)) = (child(0), child(1));
+    if [ends_schema, values_schema].iter().any(|c| c.is_null()) || [ends, values].iter().any(|c| c.is_null()) {
+        return Err(ImportIssue::NullBuffer(0, "a child of the run-end-encoded array"));
+    }
+    // SAFETY: non-NULL children of live structures, initialized.
+    let (ends_schema, ends, values_schema, values) = unsafe { (&*ends_schema, &*ends, &*values_schema, &*values) };
+    // SAFETY: the caller's promise covers the children.
+    match unsafe { check_raw(values_schema, values, false) } {
+        Ok(_) => {}
+        Err(ImportIssue::Format(kind)) => return Err(ImportIssue::Format(format!("run-end-encoded {kind}"))),
+        Err(issue) => return Err(ImportIssue::Inside("its values", Box::new(issue))),
+    }
+    if ends_schema.release.is_none() || ends.release.is_none() {
+        let what = if ends_schema.release.is_none() { "schema" } else { "array" };
+        return Err(ImportIssue::Inside("its run ends", Box::new(ImportIssue::Released(what))));
+    }
+    if ends_schema.format.is_null() {
+        return Err(ImportIssue::Inside("its run ends", Box::new(ImportIssue::NoFormat)));
+    }
+    // SAFETY: a live schema's format is a NUL-terminated string.
+    let format = unsafe { CStr::from_ptr(ends_schema.format) }.to_bytes();
+    let key = match Key::of(format) {
+        Some(key @ (Key::I16 | Key::I32 | Key::I64)) if ends_schema.dictionary.is_null() => key,
+        _ => return Err(ImportIssue::RunEndType(type_name(format))),
+    };
+    let inside = |issue| ImportIssue::Inside("its run ends", Box::new(issue));
+    // The run ends as a fixed-width array of their own: fields, buffers,
+    // no nulls (a run end is never null).
+    if ends.n_children != 0 || ends_schema.n_children != 0 || !ends.dictionary.is_null() {
+        return Err(inside(ImportIssue::Children("array", ends.n_children)));
+    }
+    for (field, value) in [("length", ends.length), ("offset", ends.offset), ("n_buffers", ends.n_buffers)] {
+        if value < 0 {
+            return Err(inside(ImportIssue::Negative(field, value)));
+        }
+    }
+    let ends_end = ends.offset.checked_add(ends.length).ok_or(inside(ImportIssue::Overflow))?;
+    ends_end.checked_add(1).and_then(|n| n.checked_mul(key.width())).ok_or(inside(ImportIssue::Overflow))?;
+    if ends.n_buffers != 2 {
+        return Err(inside(ImportIssue::BufferCount("2 (validity, run ends)".into(), ends.n_buffers)));
+    }
+    if ends.buffers.is_null() {
+        return Err(inside(ImportIssue::NullBuffer(0, "the list of buffers itself")));
+    }
+    // SAFETY: a live array's `buffers` holds `n_buffers` (2) pointers.
+    let (validity, data) = unsafe { (*ends.buffers, *ends.buffers.add(1)) };
+    let (first, n) = (ends.offset as usize, ends.length as usize);
+    // SAFETY: the trusted extent: the bitmap reaches bit `offset + length`.
+    let nulls = if validity.is_null() { 0 } else { unsafe { clear_bits(validity, first, n) } };
+    if nulls > 0 || ends.null_count > 0 {
+        return Err(ImportIssue::RunEndNulls(nulls.max(ends.null_count.max(0) as u64)));
+    }
+    if ends.length != values.length {
+        return Err(ImportIssue::RunLengths(ends.length, values.length));
+    }
+    if data.is_null() && n > 0 {
+        return Err(inside(ImportIssue::NullBuffer(1, "run ends")));
+    }
+    let mut before = 0i64;
+    for k in 0..n {
+        // SAFETY: the trusted extent: `offset + length` run ends of their type.
+        let value = unsafe { key.read(data, first + k) } as i64;
+        if value <= before {
+            return Err(ImportIssue::RunEnds(k, value, before));
+        }
+        before = value;
+    }
+    if before < end {
+        return Err(ImportIssue::RunsShort(before, end));
+    }
+    Ok(Layout::RunEnds(key))
 }
 
 /// The views of rows `start..start + len` (see [`check`]).
@@ -619,14 +908,93 @@ mod tests {
         a.buffers = std::ptr::null_mut();
         assert!(matches!(run(&s, &a), Err(ImportIssue::NullBuffer(0, _))));
         assert_eq!(run(&schema(c"l"), &good()), Err(ImportIssue::Format("int64 (format \"l\")".into())));
-        assert_eq!(run(&schema(c"+r"), &good()), Err(ImportIssue::Format("run_end_encoded (format \"+r\")".into())));
+        assert!(matches!(run(&schema(c"+r"), &good()), Err(ImportIssue::Children(_, 0))));
         let mut s = schema(c"u");
         s.format = null();
         assert_eq!(run(&s, &good()), Err(ImportIssue::NoFormat));
         let mut dictionary = schema(c"u");
         let mut s = schema(c"i");
         s.dictionary = &mut dictionary;
-        assert_eq!(run(&s, &good()), Err(ImportIssue::Dictionary));
+        assert!(matches!(run(&s, &good()), Err(ImportIssue::BufferCount(_, 3))));
+    }
+
+    /// Keys into a dictionary of two strings: every valid key inside it,
+    /// whatever its type; the dictionary checked as an array of its own.
+    #[test]
+    fn dictionaries_and_their_keys_are_checked() {
+        let (offsets, values) = ([0i32, 2, 5], b"ghfs!");
+        let mut value_buffers = [null(), offsets.as_ptr().cast(), values.as_ptr().cast()];
+        let mut dictionary = array(2, 0, &mut value_buffers);
+        let mut value_schema = schema(c"u");
+        let keyed = |format: &'static CStr, value_schema: &mut RawSchema| {
+            let mut s = schema(format);
+            s.dictionary = value_schema;
+            s
+        };
+        let keys32 = [0i32, 1, 1, 0];
+        let mut buffers = [null(), keys32.as_ptr().cast()];
+        let mut a = array(4, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"i", &mut value_schema), &a), Ok(Layout::Dictionary(Key::I32)));
+        for (keys, want) in [
+            (vec![0i32, 2, 0, 0], Err(ImportIssue::KeyRange(1, 2, 2))),
+            (vec![0, 1, -1, 0], Err(ImportIssue::KeyRange(2, -1, 2))),
+            (vec![0, 1, 1, i32::MIN], Err(ImportIssue::KeyRange(3, i128::from(i32::MIN), 2))),
+        ] {
+            let mut buffers = [null(), keys.as_ptr().cast()];
+            let mut a = array(4, 0, &mut buffers);
+            a.dictionary = &mut dictionary;
+            assert_eq!(run(&keyed(c"i", &mut value_schema), &a), want, "{keys:?}");
+        }
+        // Unsigned keys past i64 are past the dictionary, not wrapped round.
+        let big = [u64::MAX, 0];
+        let mut buffers = [null(), big.as_ptr().cast()];
+        let mut a = array(2, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"L", &mut value_schema), &a), Err(ImportIssue::KeyRange(0, i128::from(u64::MAX), 2)));
+        // A null key is not read; an offset moves the keys checked.
+        let (keys8, bits) = ([9i8, 1, 0], [0b110u8]);
+        let mut buffers = [bits.as_ptr().cast(), keys8.as_ptr().cast()];
+        let mut a = array(3, 1, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"c", &mut value_schema), &a), Ok(Layout::Dictionary(Key::I8)));
+        let mut buffers = [null(), keys8.as_ptr().cast()];
+        let mut a = array(2, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"c", &mut value_schema), &a), Err(ImportIssue::KeyRange(0, 9, 2)));
+        a.offset = 1;
+        assert_eq!(run(&keyed(c"c", &mut value_schema), &a), Ok(Layout::Dictionary(Key::I8)));
+        // The array's dictionary missing, keys that are not integers, the
+        // keys buffer NULL, a dictionary of a foreign type or a malformed one.
+        let mut buffers = [null(), keys32.as_ptr().cast()];
+        assert_eq!(run(&keyed(c"i", &mut value_schema), &array(4, 0, &mut buffers)), Err(ImportIssue::NoDictionary));
+        let mut a = array(4, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"g", &mut value_schema), &a), Err(ImportIssue::KeyType("double (format \"g\")".into())));
+        let mut no_keys = [null(), null()];
+        let mut a = array(4, 0, &mut no_keys);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"i", &mut value_schema), &a), Err(ImportIssue::NullBuffer(1, "keys")));
+        let mut a = array(4, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"i", &mut schema(c"l")), &a), Err(ImportIssue::Format("a dictionary of int64 (format \"l\")".into())));
+        let mut inner = schema(c"u");
+        let mut nested = schema(c"i");
+        nested.dictionary = &mut inner;
+        assert_eq!(run(&keyed(c"i", &mut nested), &a), Err(ImportIssue::Dictionary));
+        let backwards = [0i32, 4, 2];
+        let mut bad_buffers = [null(), backwards.as_ptr().cast(), values.as_ptr().cast()];
+        let mut bad = array(2, 0, &mut bad_buffers);
+        let mut a = array(4, 0, &mut buffers);
+        a.dictionary = &mut bad;
+        assert_eq!(
+            run(&keyed(c"i", &mut value_schema), &a),
+            Err(ImportIssue::Inside("its dictionary", Box::new(ImportIssue::Backwards(2, 2, 4))))
+        );
+        dictionary.release = None;
+        let mut a = array(4, 0, &mut buffers);
+        a.dictionary = &mut dictionary;
+        assert_eq!(run(&keyed(c"i", &mut value_schema), &a), Err(ImportIssue::Inside("its dictionary", Box::new(ImportIssue::Released("array")))));
     }
 
     #[test]
@@ -651,6 +1019,43 @@ mod tests {
         let mut prefix = [0u8; 4];
         prefix[..bytes.len().min(4)].copy_from_slice(&bytes[..bytes.len().min(4)]);
         [len, i32::from_le_bytes(prefix), buffer, offset]
+    }
+
+    /// Run ends rising from 1 to the array's end, of a signed type, no
+    /// nulls, as many as the values; the values checked as an array.
+    #[test]
+    fn runs_are_checked() {
+        let (offsets, values) = ([0i32, 2, 5], b"ghfs!");
+        let mut value_buffers = [null(), offsets.as_ptr().cast(), values.as_ptr().cast()];
+        let mut case = |ends_format: &'static CStr, ends: &[u8], n_ends: i64, length: i64, offset: i64| {
+            let mut value_schema = schema(c"u");
+            let mut dictionary = array(2, 0, &mut value_buffers);
+            let mut end_schema = schema(ends_format);
+            let mut end_buffers = [null(), ends.as_ptr().cast()];
+            let mut end_array = array(n_ends, 0, &mut end_buffers);
+            let mut schema_children = [&mut end_schema as *mut RawSchema, &mut value_schema];
+            let mut array_children = [&mut end_array as *mut RawArray, &mut dictionary];
+            let mut s = schema(c"+r");
+            s.n_children = 2;
+            s.children = schema_children.as_mut_ptr();
+            let mut a = array(length, 0, &mut []);
+            a.offset = offset;
+            a.n_children = 2;
+            a.children = array_children.as_mut_ptr();
+            run(&s, &a)
+        };
+        let i32s = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        assert_eq!(case(c"i", &i32s(&[3, 7]), 2, 7, 0), Ok(Layout::RunEnds(Key::I32)));
+        assert_eq!(case(c"i", &i32s(&[3, 7]), 2, 4, 3), Ok(Layout::RunEnds(Key::I32)));
+        assert_eq!(case(c"s", &[3, 0, 7, 0], 2, 7, 0), Ok(Layout::RunEnds(Key::I16)));
+        assert_eq!(case(c"i", &i32s(&[3, 3]), 2, 3, 0), Err(ImportIssue::RunEnds(1, 3, 3)));
+        assert_eq!(case(c"i", &i32s(&[0, 3]), 2, 3, 0), Err(ImportIssue::RunEnds(0, 0, 0)));
+        assert_eq!(case(c"i", &i32s(&[-5, 3]), 2, 3, 0), Err(ImportIssue::RunEnds(0, -5, 0)));
+        assert_eq!(case(c"i", &i32s(&[3, 7]), 2, 8, 0), Err(ImportIssue::RunsShort(7, 8)));
+        assert_eq!(case(c"i", &i32s(&[3, 7]), 2, 5, 3), Err(ImportIssue::RunsShort(7, 8)));
+        assert_eq!(case(c"i", &i32s(&[3]), 1, 3, 0), Err(ImportIssue::RunLengths(1, 2)));
+        assert_eq!(case(c"I", &i32s(&[3, 7]), 2, 7, 0), Err(ImportIssue::RunEndType("uint32 (format \"I\")".into())));
+        assert_eq!(case(c"i", &i32s(&[3, 7]), 2, -1, 0), Err(ImportIssue::Negative("length", -1)));
     }
 
     #[test]

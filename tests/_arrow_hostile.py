@@ -5,7 +5,9 @@ view) as ctypes memory and hands out C structures over them through the
 PyCapsule interface (``__arrow_c_array__``), with every field as the test
 sets it: lengths and offsets that lie, null counts that disagree with the
 bitmap, NULL buffers, views past their data, foreign formats, children, a
-dictionary. :class:`RawStream` does the same as a C stream of such arrays.
+dictionary. A RawColumn with a ``dictionary`` (another RawColumn) is
+dictionary-encoded: its buffers are the keys'. :class:`RawStream` does the
+same as a C stream of such arrays.
 
 :func:`decode` reads a :class:`RawColumn` as the Arrow specification reads
 it, checking what a consumer can check (the trust boundary of
@@ -135,6 +137,8 @@ class RawColumn:
     schema_dictionary: bool = False
     array_dictionary: bool = False
     buffers_null: bool = False
+    dictionary: RawColumn | None = None
+    runs: tuple[RawColumn, RawColumn] | None = None  # a "+r" array's run ends and values
     released: str | None = None  # "schema" or "array": handed over released
     _keep: list[Any] = field(default_factory=list, repr=False)
 
@@ -175,6 +179,18 @@ class RawColumn:
             inner_array = ArrowArray(release=_RELEASE_ARRAY_AT)
             keep.append(inner_array)
             array.dictionary = ctypes.addressof(inner_array)
+        if self.dictionary is not None:
+            inner_schema, inner_array = self.dictionary.structures()
+            schema.dictionary = ctypes.addressof(inner_schema)
+            array.dictionary = ctypes.addressof(inner_array)
+        if self.runs is not None:
+            pairs = [child.structures() for child in self.runs]
+            schemas = (ctypes.c_void_p * 2)(*(ctypes.addressof(p[0]) for p in pairs))
+            arrays = (ctypes.c_void_p * 2)(*(ctypes.addressof(p[1]) for p in pairs))
+            keep.extend([schemas, arrays])
+            schema.children, array.children = ctypes.addressof(schemas), ctypes.addressof(arrays)
+            schema.n_children = self.schema_children or 2
+            array.n_children = self.n_children or 2
         keep.extend([schema, array])
         self._keep.append(keep)
         return schema, array
@@ -264,6 +280,44 @@ def column(values: list[str | None], layout: str = "string") -> RawColumn:
                      [validity, pack(*ends), b"".join(data)], null_count=nulls)
 
 
+#: The key formats of the C data interface: (struct code, width).
+KEY_FORMATS = {b"c": ("b", 1), b"C": ("B", 1), b"s": ("h", 2), b"S": ("H", 2),
+               b"i": ("i", 4), b"I": ("I", 4), b"l": ("q", 8), b"L": ("Q", 8)}
+
+
+def encoded(values: list[str | None], key: bytes = b"i", layout: str = "string",
+            null_values: bool = False) -> RawColumn:
+    """``values`` dictionary-encoded with keys of format ``key`` (their first
+    appearance order), into a dictionary of ``layout``; a null is a null key,
+    or with ``null_values`` a key to a null value in the dictionary."""
+    pool: list[str | None] = []
+    for v in values:
+        if (v is not None or null_values) and v not in pool:
+            pool.append(v)
+    valid = [v is not None or null_values for v in values]
+    code, _ = KEY_FORMATS[key]
+    keys = struct.pack(f"<{len(values)}{code}", *(pool.index(v) if ok else 0
+                                                    for v, ok in zip(values, valid, strict=True)))
+    return RawColumn(key, len(values), [bits(valid) if not all(valid) else None, keys],
+                     null_count=valid.count(False), dictionary=column(pool, layout))
+
+
+def run_encoded(values: list[str | None], end: bytes = b"i", layout: str = "string") -> RawColumn:
+    """``values`` run-end-encoded (``+r``): run ends of format ``end`` over a
+    column of one value per run (a null run is a run of a null value)."""
+    ends: list[int] = []
+    pool: list[str | None] = []
+    for k, v in enumerate(values):
+        if ends and pool[-1] == v:
+            ends[-1] = k + 1
+        else:
+            ends.append(k + 1)
+            pool.append(v)
+    code, _ = KEY_FORMATS[end]
+    run_ends = RawColumn(end, len(ends), [None, struct.pack(f"<{len(ends)}{code}", *ends)])
+    return RawColumn(b"+r", len(values), [], runs=(run_ends, column(pool, layout)))
+
+
 class Refused(ValueError):
     """What :func:`decode` found wrong."""
 
@@ -281,6 +335,10 @@ def decode(col: RawColumn) -> list[bytes | None]:
     fmt, n, start = col.format, col.length, col.offset
     if col.released:
         raise Refused("released")
+    if col.dictionary is not None and not col.schema_dictionary and not col.array_dictionary:
+        return _decode_keys(col)
+    if col.runs is not None:
+        return _decode_runs(col)
     if col.schema_dictionary or col.array_dictionary:
         raise Refused("dictionary")
     if fmt not in (b"u", b"U", b"vu"):
@@ -354,4 +412,89 @@ def decode(col: RawColumn) -> list[bytes | None]:
         if value[:4] != head:
             raise Refused("view prefix")
         out.append(value)
+    return out
+
+
+def _decode_keys(col: RawColumn) -> list[bytes | None]:
+    """:func:`decode` for a dictionary-encoded RawColumn."""
+    assert col.dictionary is not None
+    if col.dictionary.dictionary is not None:
+        raise Refused("a dictionary of a dictionary")
+    values = decode(col.dictionary)
+    fmt, n, start = col.format, col.length, col.offset
+    if fmt not in KEY_FORMATS:
+        raise Refused("keys not integers")
+    if col.n_children or col.schema_children:
+        raise Refused("children")
+    if n < 0 or start < 0 or col.null_count < -1 or col.null_count > n:
+        raise Refused("fields")
+    if col.buffers_null or len(col.buffers) != 2 or col.n_buffers not in (None, 2):
+        raise Refused("buffers")
+    code, width = KEY_FORMATS[fmt]
+    if (start + n + 1) * width > 2**63 - 1:
+        raise Refused("overflow")
+    validity, keys = col.buffers
+
+    def is_valid(i: int) -> bool:
+        return validity is None or bool(validity[i // 8] >> (i % 8) & 1)
+
+    nulls = sum(not is_valid(start + k) for k in range(n))
+    if (validity is None and col.null_count > 0) or col.null_count not in (-1, nulls):
+        raise Refused("null count")
+    if keys is None and n:
+        raise Refused("keys NULL")
+    out: list[bytes | None] = []
+    for k in range(n):
+        if not is_valid(start + k):
+            out.append(None)
+            continue
+        (key,) = struct.unpack_from(f"<{code}", keys or b"", (start + k) * width)
+        if not 0 <= key < len(values):
+            raise Refused("key outside the dictionary")
+        out.append(values[key])
+    return out
+
+
+def _decode_runs(col: RawColumn) -> list[bytes | None]:
+    """:func:`decode` for a run-end-encoded RawColumn."""
+    assert col.runs is not None
+    ends_col, values_col = col.runs
+    if values_col.dictionary is not None or values_col.runs is not None:
+        raise Refused("runs of encoded values")
+    values = decode(values_col)
+    if ends_col.format not in (b"s", b"i", b"l"):
+        raise Refused("run ends not int16, int32 or int64")
+    if ends_col.dictionary is not None or ends_col.runs is not None:
+        raise Refused("encoded run ends")
+    n, start = col.length, col.offset
+    if n < 0 or start < 0 or col.null_count > 0 or col.buffers or col.n_buffers:
+        raise Refused("fields")
+    if col.n_children not in (0, 2) or col.schema_children not in (0, 2):
+        raise Refused("children")
+    ends = [e if e is not None else None for e in decode_ints(ends_col)]
+    if any(e is None for e in ends):
+        raise Refused("null run end")
+    if len(ends) != len(values):
+        raise Refused("run ends and values differ in length")
+    if any(b <= a for a, b in itertools.pairwise([0, *ends])):
+        raise Refused("run ends do not rise from 1")
+    if (ends[-1] if ends else 0) < start + n:
+        raise Refused("runs end early")
+    return [values[next(k for k, e in enumerate(ends) if e > start + i)] for i in range(n)]
+
+
+def decode_ints(col: RawColumn) -> list[int | None]:
+    """The values of a RawColumn of integers (None where null)."""
+    if col.format not in KEY_FORMATS or len(col.buffers) != 2 or col.length < 0 or col.offset < 0:
+        raise Refused("not an integer array")
+    code, width = KEY_FORMATS[col.format]
+    validity, data = col.buffers
+    if data is None and col.length:
+        raise Refused("data NULL")
+    out: list[int | None] = []
+    for k in range(col.offset, col.offset + col.length):
+        if validity is not None and not validity[k // 8] >> (k % 8) & 1:
+            out.append(None)
+        else:
+            out.append(struct.unpack_from(f"<{code}", data or b"", k * width)[0])
     return out

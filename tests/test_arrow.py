@@ -160,3 +160,166 @@ def test_server_runs_decide_as_the_object_path(include, exclude, rows, order, la
     got = fast.static_mask_arrow(arrow_column(servers, layout, cuts),
                                  arrow_column(names, "string", []), threads=threads)
     assert got.to_pylist() == expected(fast, servers, names)
+
+
+PATTERNS = st.lists(any_pattern, max_size=4)
+#: Rows whose server ids repeat (so that runs and dictionary values are shared), or not.
+ENCODED_ROWS = st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(SERVER_POOL), arrow_text), cell),
+                        max_size=40)
+KEY_TYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+
+
+def dictionary_column(values, key_type, value_layout, null_values, offset, value_offset):
+    """``values`` dictionary-encoded by hand: keys of ``key_type`` into a
+    dictionary of ``value_layout`` (itself sliced by ``value_offset`` rows), the
+    keys behind ``offset`` padding rows (sliced off); a null is a null key or,
+    with ``null_values``, a key to a null in the dictionary."""
+    pool = ["pad"] * value_offset
+    for v in values:
+        if (v is not None or null_values) and v not in pool[value_offset:]:
+            pool.append(v)
+    keys = [None if v is None and not null_values else pool.index(v, value_offset) - value_offset
+            for v in values]
+    keys = [None] * offset + keys
+    dictionary = pa.array(pool, type=getattr(pa, value_layout)()).slice(value_offset)
+    array = pa.DictionaryArray.from_arrays(pa.array(keys, type=getattr(pa, key_type)()), dictionary)
+    return array.slice(offset)
+
+
+@settings(max_examples=EQUIVALENCE_EXAMPLES // 10)
+@given(
+    PATTERNS, PATTERNS, ENCODED_ROWS,
+    st.sampled_from(KEY_TYPES), st.sampled_from(LAYOUTS), st.booleans(),
+    st.integers(0, 3), st.integers(0, 2), st.booleans(), st.booleans(), st.sampled_from([1, 2, None]),
+)
+def test_a_dictionary_column_decides_as_the_plain_column(include, exclude, rows, key_type, layout,
+                                                        null_values, offset, value_offset,
+                                                        sort, names_too, threads):
+    """A dictionary-encoded server column (any key type, any string layout of
+    its dictionary, sliced keys and dictionary, null keys or null values,
+    sorted or not), and the names column encoded too: the mask equals the
+    plain utf8 columns' and the object path's."""
+    assert_encoded_decides_as_plain(
+        include, exclude, rows, sort, names_too, threads,
+        lambda values, shift: dictionary_column(values, key_type, layout, null_values,
+                                                (offset + shift) % 4, (value_offset + shift) % 3))
+
+
+def assert_encoded_decides_as_plain(include, exclude, rows, sort, names_too, threads, encode):
+    """``encode(values, shift)`` (shift 0 for the servers, 1 for the names, so
+    that the two are sliced differently) decides as the plain utf8 columns and
+    the object path: the server column encoded, and the names too if asked."""
+    fast, _ = build(toolfilter_fast, include, exclude)
+    if fast is None:
+        return
+    if sort:
+        rows = sorted(rows, key=lambda r: (r[0] is None, r[0] or ""))
+    servers = [s for s, _ in rows]
+    names = [n for _, n in rows]
+    want = expected(fast, servers, names)
+    plain = fast.static_mask_arrow(pa.array(servers, pa.string()), pa.array(names, pa.string()),
+                                   threads=threads).to_pylist()
+    encoded_names = encode(names, 1) if names_too else pa.array(names, pa.string())
+    got = fast.static_mask_arrow(encode(servers, 0), encoded_names, threads=threads).to_pylist()
+    assert got == plain == want
+
+
+def test_dictionary_encode_chunked_and_sorted_catalogs():
+    """pyarrow's own ``dictionary_encode()``, whole, sliced and chunked with a
+    dictionary per chunk, over a sorted catalog and an interleaved one."""
+    from toolfilter_fast.bench import workload as _workload
+
+    for interleaved in (False, True):
+        tools = _workload.catalog(5_000, servers=300, interleaved=interleaved)
+        fast = toolfilter_fast.compile(include=_workload.patterns(50, "include", tools),
+                                       exclude=_workload.patterns(50, "exclude", tools))
+        want = fast.static_mask(tools)
+        servers = pa.array([t.server_id for t in tools])
+        names = pa.array([t.name for t in tools])
+        encoded = servers.dictionary_encode()
+        assert pa.types.is_dictionary(encoded.type)
+        assert fast.static_mask_arrow(encoded, names).to_pylist() == want
+        assert fast.static_mask_arrow(encoded.slice(777), names.slice(777)).to_pylist() == want[777:]
+        chunked = pa.chunked_array([servers.slice(0, 1234).dictionary_encode(),
+                                    servers.slice(1234).dictionary_encode()])
+        assert fast.static_mask_arrow(chunked, names, threads=2).to_pylist() == want
+
+
+def test_a_polars_categorical_column():
+    pl = pytest.importorskip("polars", reason="polars (the arrow-test extra) is not installed")
+    f = toolfilter_fast.compile(include=["gh/*", "*/read_*"], exclude=["*/Delete*"])
+    servers = ["gh", "fs", None, "gh", "fs", "ΣΑΣ", "gh"]
+    names = ["x", "read_a", "read_b", "delete-it", None, "read_z", "Delete_q"]
+    column = pl.Series(servers, dtype=pl.Categorical)
+    assert f.static_mask_arrow(column, pl.Series(names)).to_pylist() == expected(f, servers, names)
+    names_column = pl.Series(names, dtype=pl.Categorical)
+    assert f.static_mask_arrow(column, names_column).to_pylist() == expected(f, servers, names)
+
+
+def test_invalid_utf8_in_a_dictionary_is_refused_naming_the_row():
+    """A dictionary value that is not UTF-8 is refused at the first row whose
+    key names it, as in a plain column; a value no row names is not read."""
+    offsets = pa.array([0, 1, 3], type=pa.int32())
+    bad = pa.Array.from_buffers(pa.string(), 2, [None, offsets.buffers()[1], pa.py_buffer(b"a\xc3(")])
+    f = toolfilter_fast.compile(include=["*"])
+    servers = pa.DictionaryArray.from_arrays(pa.array([0, 0, 1, 0], pa.int32()), bad)
+    with pytest.raises(ValueError, match=r"server_ids\[2\] is not valid UTF-8"):
+        f.static_mask_arrow(servers, pa.array(["w", "x", "y", "z"]))
+    with pytest.raises(ValueError, match=r"names\[2\] is not valid UTF-8"):
+        f.static_mask_arrow(pa.array(["w", "x", "y", "z"]), servers)
+    unused = pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int8()), bad)
+    assert f.static_mask_arrow(unused, pa.array(["x", "y"])).to_pylist() == [True, True]
+
+
+def test_a_dictionary_of_another_type_is_refused_with_words():
+    f = toolfilter_fast.compile(include=["a/*"])
+    ints = pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), pa.array([7]))
+    with pytest.raises(TypeError, match=r"server_ids must be an Arrow string array .*dictionary of int64"):
+        f.static_mask_arrow(ints, pa.array(["x"]))
+
+
+def run_end_column(values, end_type, value_layout, offset):
+    """``values`` run-end-encoded by hand (a run per stretch of equal values,
+    nulls a run of a null value), behind ``offset`` padding rows (sliced off)."""
+    ends, pool = [], []
+    for k, v in enumerate(["pad"] * offset + values):
+        if ends and pool[-1] == v:
+            ends[-1] = k + 1
+        else:
+            ends.append(k + 1)
+            pool.append(v)
+    array = pa.RunEndEncodedArray.from_arrays(pa.array(ends, type=getattr(pa, end_type)()),
+                                              pa.array(pool, type=getattr(pa, value_layout)()))
+    return array.slice(offset)
+
+
+@settings(max_examples=EQUIVALENCE_EXAMPLES // 10)
+@given(
+    PATTERNS, PATTERNS, ENCODED_ROWS,
+    st.sampled_from(["int16", "int32", "int64"]), st.sampled_from(LAYOUTS), st.integers(0, 3),
+    st.booleans(), st.booleans(), st.sampled_from([1, 2, None]),
+)
+def test_a_run_end_encoded_column_decides_as_the_plain_column(include, exclude, rows, end_type,
+                                                             layout, offset, sort, names_too,
+                                                             threads):
+    """A run-end-encoded server column (any run-end type, any string layout of
+    its values, sliced, runs of nulls, sorted or not), and the names column
+    encoded too: the mask equals the plain utf8 columns' and the object path's."""
+    assert_encoded_decides_as_plain(
+        include, exclude, rows, sort, names_too, threads,
+        lambda values, shift: run_end_column(values, end_type, layout, (offset + shift) % 4))
+
+
+def test_run_end_encode_of_a_sorted_catalog():
+    import pyarrow.compute as pc
+
+    from toolfilter_fast.bench import workload as _workload
+
+    tools = sorted(_workload.catalog(5_000, servers=300, interleaved=True), key=lambda t: t.server_id)
+    fast = toolfilter_fast.compile(include=_workload.patterns(50, "include", tools),
+                                   exclude=_workload.patterns(50, "exclude", tools))
+    want = fast.static_mask(tools)
+    servers = pc.run_end_encode(pa.array([t.server_id for t in tools]))
+    names = pa.array([t.name for t in tools])
+    assert fast.static_mask_arrow(servers, names, threads=2).to_pylist() == want
+    assert fast.static_mask_arrow(servers.slice(1001), names.slice(1001)).to_pylist() == want[1001:]

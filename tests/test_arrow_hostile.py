@@ -7,6 +7,7 @@ none) is the one thing trusted (rust/arrow_import.rs)."""
 from __future__ import annotations
 
 import ctypes
+from struct import pack
 
 import pytest
 from hypothesis import event, given, settings
@@ -17,6 +18,7 @@ import toolfilter_fast
 pa = pytest.importorskip("pyarrow", reason="the arrow extra (pyarrow) is not installed")
 
 from _arrow_hostile import (  # noqa: E402
+    KEY_FORMATS,
     ArrowArray,
     ArrowSchema,
     RawColumn,
@@ -26,8 +28,10 @@ from _arrow_hostile import (  # noqa: E402
     capsule,
     column,
     decode,
+    encoded,
     i32,
     i64,
+    run_encoded,
     view,
 )
 from test_arrow import expected  # noqa: E402
@@ -44,6 +48,22 @@ def servers(n):
 
 def utf8(offsets, values=b"abcdef", *, validity=None, **fields):
     return RawColumn(b"u", fields.pop("length", len(offsets) - 1), [validity, i32(*offsets), values],
+                     **fields)
+
+
+def keyed(keys, **fields):
+    """Int32 keys into a dictionary of two strings."""
+    return RawColumn(b"i", fields.pop("length", len(keys)), [None, i32(*keys)], dictionary=column(["a", "b"]),
+                     **fields)
+
+
+def runs_of(ends, values=None, end=b"i", validity=None, buffers=(), **fields):
+    """A ``+r`` array of int32 (or ``end``) run ends ``ends`` over three strings."""
+    code = KEY_FORMATS[end][0]
+    run_ends = RawColumn(end, len(ends), [validity, pack(f"<{len(ends)}{code}", *ends)],
+                         null_count=0 if validity is None else -1)
+    values = column(["a", "b", "c"][:len(ends)]) if values is None else values
+    return RawColumn(b"+r", fields.pop("length", max(ends[-1], 0)), list(buffers), runs=(run_ends, values),
                      **fields)
 
 
@@ -97,10 +117,47 @@ HOSTILE = [
     ("view sizes claim less", views(view(LONG), sizes=i64(20)), "data buffer of 20 bytes"),
     # Types, children, dictionaries, released structures.
     ("binary", RawColumn(b"z", 1, [None, i32(0, 1), b"a"]), r"not binary \(format \"z\"\)"),
-    ("run-end encoded", RawColumn(b"+r", 1, [], n_children=2, schema_children=2), "not run_end_encoded"),
+    # Run ends: rising from 1, reaching the array's end, as many as the values.
+    ("run ends not rising", runs_of([2, 2, 4]), r"run end 1 \(2\) is not above the one before it \(2\)"),
+    ("run ends going back", runs_of([3, 1, 4]), r"run end 1 \(1\) is not above"),
+    ("first run end 0", runs_of([0, 2, 4]), r"run end 0 \(0\) is not above the one before it \(0\)"),
+    ("run end negative", runs_of([-7, 2, 4]), r"run end 0 \(-7\)"),
+    ("runs end before the array", runs_of([1, 2, 3], length=4), r"the runs end at row 3, before the array's offset \+ length \(4\)"),
+    ("runs end before an offset + length", runs_of([1, 2, 4], length=3, offset=2),
+     r"before the array's offset \+ length \(5\)"),
+    ("run ends and values differ", runs_of([1, 4], values=column(["a", "b", "c"])),
+     r"the run ends \(2\) and the values \(3\) differ in length"),
+    ("run end null", runs_of([1, 2, 4], validity=bits([True, False, True])), "1 of its run ends are null"),
+    ("runs with buffers", runs_of([1, 2, 4], buffers=[None]), "1 buffers where its layout has 0"),
+    ("run values malformed", runs_of([1, 2], values=utf8([0, 4, 2])), r"its values: offset 2 \(2\) is below"),
+    ("run ends unsigned", runs_of([1, 2, 4], end=b"I"), r"run ends must be int16, int32 or int64, not uint32"),
+    ("runs of binary", runs_of([1], values=RawColumn(b"z", 1, [None, i32(0, 1), b"a"])),
+     r"not run-end-encoded binary"),
+    ("runs without children", RawColumn(b"+r", 1, [], n_children=0, schema_children=0), "2: run ends, values"),
     ("foreign format bytes", RawColumn(b"\xff\x00", 1, [None, i32(0, 1), b"a"]), r'format "\\xff"\)'),
     ("format NULL", RawColumn(None, 1, [None, i32(0, 1), b"a"]), "format string is NULL"),
-    ("dictionary-encoded", utf8([0, 1], schema_dictionary=True), "dictionary-encoded"),
+    # Dictionaries: keys inside them, the dictionary checked as an array.
+    ("schema's dictionary not in the array", RawColumn(b"i", 1, [None, i32(0)], schema_dictionary=True),
+     "declares a dictionary the array does not carry"),
+    ("key past the dictionary", keyed([0, 2, 1]), "row 1's dictionary key is 2, past the dictionary's 2 values"),
+    ("key negative", keyed([0, 1, -1]), r"row 2's dictionary key is negative \(-1\)"),
+    ("key past the dictionary behind an offset", keyed([5, 0, 3], offset=1, length=2), "row 1's dictionary key is 3"),
+    ("unsigned key past int64", RawColumn(b"L", 1, [None, pack("<Q", 2**64 - 1)],
+                                          dictionary=column(["a"])), "key is 18446744073709551615"),
+    ("keys NULL", RawColumn(b"i", 1, [None, None], dictionary=column(["a"])), r"buffer 1 \(keys\) is NULL"),
+    ("three buffers for keys", RawColumn(b"i", 1, [None, i32(0), b""], dictionary=column(["a"])),
+     "3 buffers where its layout has 2"),
+    ("dictionary malformed", RawColumn(b"i", 1, [None, i32(0)], dictionary=utf8([0, 4, 2])),
+     r"its dictionary: offset 2 \(2\) is below"),
+    ("dictionary released", RawColumn(b"i", 1, [None, i32(0)], dictionary=utf8([0, 1], released="array")),
+     "its dictionary: the array is already released"),
+    ("keys not integers", RawColumn(b"g", 1, [None, i64(0)], dictionary=column(["a"])),
+     r"keys must be integers, not double"),
+    ("dictionary of binary", RawColumn(b"i", 1, [None, i32(0)],
+                                       dictionary=RawColumn(b"z", 1, [None, i32(0, 1), b"a"])),
+     r"not a dictionary of binary"),
+    ("dictionary of a dictionary", RawColumn(b"i", 1, [None, i32(0)], dictionary=keyed([0])),
+     "dictionary of dictionary-encoded values"),
     ("array carries a dictionary", utf8([0, 1], array_dictionary=True), "dictionary its schema"),
     ("schema children", utf8([0, 1], schema_children=1), "schema has 1 children"),
     ("array children", utf8([0, 1], n_children=3), "array has 3 children"),
@@ -111,7 +168,8 @@ HOSTILE = [
 
 #: Cases a TypeError refuses (not a string layout); and those whose fault is
 #: in the schema, which a stream gives once, before its chunks.
-TYPE_CASES = {"binary", "run-end encoded", "foreign format bytes", "dictionary-encoded"}
+TYPE_CASES = {"binary", "foreign format bytes", "keys not integers", "dictionary of binary",
+              "dictionary of a dictionary", "run ends unsigned", "runs of binary"}
 SCHEMA_CASES = TYPE_CASES | {"format NULL", "schema children", "released schema"}
 LAYOUT_OF = {b"u": "string", b"U": "large_string", b"vu": "string_view"}
 
@@ -135,7 +193,10 @@ def test_a_hostile_array_is_refused_naming_what_is_wrong(case, hostile, words, s
     if case in SCHEMA_CASES:
         stream, where = RawStream([hostile]), ""
     else:
-        stream, where = RawStream([column(["x"], LAYOUT_OF[hostile.format]), hostile]), "(chunk 1 "
+        good = (encoded(["x"], hostile.format) if hostile.format in KEY_FORMATS
+                else run_encoded(["x"]) if hostile.format == b"+r"
+                else column(["x"], LAYOUT_OF[hostile.format]))
+        stream, where = RawStream([good, hostile]), "(chunk 1 "
     args = (stream, servers(1)) if side == "server_ids" else (servers(1), stream)
     with pytest.raises(error, match=words) as refused:
         F.static_mask_arrow(*args)

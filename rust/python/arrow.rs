@@ -5,7 +5,7 @@
 //! Every array's C structures are checked before they are imported
 //! (`crate::arrow_import`, where the trust boundary is stated): a malformed
 //! one is a `ValueError` naming the column, the chunk and what is wrong, a
-//! type that is not a string layout a `TypeError`.
+//! type that is not a string layout (or a dictionary of one) a `TypeError`.
 //!
 //! No Python object is read here but the capsules: the buffers belong to the
 //! imported arrays, which keep the producer's release callback and run it
@@ -43,7 +43,7 @@ fn refused(column: Column, chunk: Option<usize>, issue: ImportIssue) -> PyErr {
         ImportIssue::Format(kind) => {
             issue_of(ArrowIssue::NotStrings(column, kind))
         }
-        ImportIssue::Dictionary => PyTypeError::new_err(format!("{what}: {issue}")),
+        ImportIssue::Dictionary | ImportIssue::KeyType(_) | ImportIssue::RunEndType(_) => PyTypeError::new_err(format!("{what}: {issue}")),
         _ => import_error(what, chunk, issue),
     }
 }

@@ -374,7 +374,9 @@ class ToolFilter:
         ``server_ids`` and ``names`` are anything that exports Arrow data through the
         PyCapsule interface (``__arrow_c_array__`` or ``__arrow_c_stream__``): pyarrow
         arrays and chunked arrays, Polars series, nanoarrow arrays, DuckDB results;
-        plain, large or view strings, chunked alike or not. The core reads their
+        plain, large or view strings, dictionary-encoded (any integer keys: a Polars
+        ``Categorical``, pyarrow's ``dictionary_encode()``) or run-end-encoded,
+        chunked alike or not. The core reads their
         buffers in place, making no Python object per row. A row whose server id or
         name is null is hidden (``False``). Every non-null value must be UTF-8, as
         Arrow strings are: one that is not raises ``ValueError`` naming the row.
@@ -384,11 +386,12 @@ class ToolFilter:
         Each array is checked as it is imported: a type that is not a string layout is
         a ``TypeError``; negative or overflowing lengths, a wrong buffer count, a
         missing buffer, a null count the validity bitmap disagrees with, offsets that
-        start below 0 or decrease, and views outside their data buffers' listed sizes
-        are a ``ValueError`` naming the column and what is wrong. The trust boundary:
-        the Arrow C data interface carries no buffer sizes, so a buffer is trusted to
-        reach as far as the array's own fields imply (the values up to the last
-        offset, and so on), as any C pointer is; a producer in the same process that
+        start below 0 or decrease, views outside their data buffers' listed sizes,
+        dictionary keys outside the dictionary, and run ends that do not rise from 1
+        to the array's end are a ``ValueError`` naming the column and what is wrong.
+        The trust boundary: the Arrow C data interface carries no buffer sizes, so a
+        buffer is trusted to reach as far as the array's own fields imply (the values
+        up to the last offset, and so on), as any C pointer is; a producer in the same process that
         allocated less than its offsets claim is not caught (docs/batches.md).
         """
         try:
