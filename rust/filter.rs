@@ -11,6 +11,7 @@ use crate::fold::{Fold, LazyFold};
 use crate::hints::{HintPattern, HintSide};
 use crate::pairs::length_bit;
 use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
+use crate::memo::{Answer, NameMemo, MAX_NAME};
 use crate::rules::{fold_with, Groups, PatternIssue, RuleSet, Scratch};
 
 /// Bits of [`StaticFilter::flags`].
@@ -123,6 +124,10 @@ struct ServerPlan {
     /// is not looked up, nor folded for the lookup.
     include_exact: u64,
     exclude_exact: u64,
+    /// Whether the option's every-server group (`RuleSet::every_server_group`)
+    /// is among this server's groups: its answer may then be kept per name.
+    include_every: bool,
+    exclude_every: bool,
     /// Which trusted lists of the annotation patterns name this server.
     include_trust: Vec<bool>,
     exclude_trust: Vec<bool>,
@@ -251,7 +256,7 @@ impl StaticFilter {
     /// (no pattern reads its server, name or hints).
     pub fn constant_outcome(&self) -> Option<Outcome> {
         let plan = self.blind.as_ref().filter(|_| !self.needs.name && !self.needs.hints)?;
-        Some(self.outcome(self.judge(plan, b"", b"", 0, &mut Scratch::default(), !self.include_open)))
+        Some(self.outcome(self.judge(plan, b"", b"", 0, &mut Scratch::default(), !self.include_open, None)))
     }
 
     /// The filter with annotation patterns on each side. Their trusted server
@@ -282,6 +287,8 @@ impl StaticFilter {
         plan.exclude_exact = self.exclude.exact_lengths(folded);
         plan.folded.clear();
         plan.folded.extend_from_slice(folded);
+        plan.include_every = self.include.every_server_group().is_some_and(|g| plan.include_groups.holds(g));
+        plan.exclude_every = self.exclude.every_server_group().is_some_and(|g| plan.exclude_groups.holds(g));
         self.include_hints.trust_into(server, scratch, &mut plan.include_trust);
         self.exclude_hints.trust_into(server, scratch, &mut plan.exclude_trust);
     }
@@ -305,14 +312,40 @@ impl StaticFilter {
         hints: u8,
         scratch: &mut Scratch,
         include_bits: bool,
+        mut memo: Option<&mut NameMemo>,
     ) -> u8 {
         let Scratch { index, tool: tbuf, .. } = scratch;
+        // What a batch knows of this name already (a short name whose
+        // groups are matched one by one, for an option with an
+        // every-server group). The answer kept is that group's alone: the
+        // groups of the server's own globs are matched for each tool.
+        let kept = match memo.as_deref_mut() {
+            Some(memo) if (plan.include_every || plan.exclude_every) && tool.len() <= MAX_NAME => memo.probe(tool),
+            _ => None,
+        };
         let mut bits = 0;
         if !self.exclude.is_empty() {
             // Folded only if a glob is verified against the fold or a
             // literal rule is looked up by it.
             let mut folded = LazyFold::new(tool, tbuf);
-            if self.exclude.any_in_groups_loose(&plan.exclude_groups, &mut folded, index)
+            let groups = &plan.exclude_groups;
+            let globbed = match (kept, self.exclude.every_server_group()) {
+                (Some((place, known)), Some(every)) if plan.exclude_every && groups.one_by_one(tool.len()) => {
+                    let hit = match NameMemo::read(known, Answer::Exclude) {
+                        Some(hit) => hit,
+                        None => {
+                            let hit = self.exclude.any_in_group_loose(every, &mut folded, index);
+                            if let Some(memo) = memo.as_deref_mut() {
+                                memo.record(place, Answer::Exclude, hit);
+                            }
+                            hit
+                        }
+                    };
+                    hit || self.exclude.any_in_groups_loose_but(groups, every, &mut folded, index)
+                }
+                _ => self.exclude.any_in_groups_loose(groups, &mut folded, index),
+            };
+            if globbed
                 || (plan.exclude_exact & length_bit(folded.folded_len()) != 0
                     && self.exclude.exact_match(&plan.folded, folded.get()).is_some())
             {
@@ -328,10 +361,27 @@ impl StaticFilter {
         if !include_bits {
             return bits;
         }
+        let groups = &plan.include_groups;
+        let globbed = |index: &mut IndexScratch| match (kept, self.include.every_server_group()) {
+            (Some((place, known)), Some(every)) if plan.include_every && groups.one_by_one(tool.len()) => {
+                let hit = match NameMemo::read(known, Answer::Include) {
+                    Some(hit) => hit,
+                    None => {
+                        let hit = self.include.any_in_group(every, tool, index);
+                        if let Some(memo) = memo {
+                            memo.record(place, Answer::Include, hit);
+                        }
+                        hit
+                    }
+                };
+                hit || self.include.any_in_groups_but(groups, every, tool, index)
+            }
+            _ => self.include.any_in_groups(groups, tool, index),
+        };
         // The literal rules first: one hash, where the walks are a few
         // passes over the name (the answer is the same either way).
         if (plan.include_exact & length_bit(tool.len()) != 0 && self.include.exact_match(server, tool).is_some())
-            || self.include.any_in_groups(&plan.include_groups, tool, index)
+            || globbed(index)
             || self.include_hints.matches(&plan.include_trust, hints)
         {
             bits |= flag::INCLUDED;
@@ -352,7 +402,7 @@ impl StaticFilter {
     pub fn flags_with_hints(&self, server: &[u8], tool: &[u8], hints: u8, scratch: &mut FlagScratch) -> u8 {
         let FlagScratch { rules, plan } = scratch;
         self.plan_into(server, rules, plan);
-        self.judge(plan, server, tool, hints, rules, true)
+        self.judge(plan, server, tool, hints, rules, true, None)
     }
 
     /// Turns flag bits into a decision.
@@ -437,11 +487,13 @@ pub struct Decider<'f> {
     /// The place of the last plan asked for: tools usually come grouped by
     /// server, and then comparing the bytes is all a tool costs.
     last: Option<u32>,
+    /// The every-server groups' answers for the names met lately.
+    memo: NameMemo,
 }
 
 impl<'f> Decider<'f> {
     pub fn new(filter: &'f StaticFilter) -> Self {
-        Decider { filter, scratch: Scratch::default(), plans: Vec::new(), known: FxHashMap::default(), last: None }
+        Decider { filter, scratch: Scratch::default(), plans: Vec::new(), known: FxHashMap::default(), last: None, memo: NameMemo::default() }
     }
 
     /// The place of `server`'s plan, resolved the first time it is asked for.
@@ -483,7 +535,14 @@ impl<'f> Decider<'f> {
             Some(blind) => blind,
             None => &self.plans[plan as usize].0,
         };
-        filter.outcome(filter.judge(plan, server, tool, hints, &mut self.scratch, !filter.include_open))
+        filter.outcome(filter.judge(plan, server, tool, hints, &mut self.scratch, !filter.include_open, Some(&mut self.memo)))
+    }
+
+    /// A hint that `tool` is decided soon (a few tools ahead): its kept
+    /// answers are fetched meanwhile.
+    #[inline]
+    pub fn prefetch(&self, tool: &[u8]) {
+        self.memo.prefetch(tool);
     }
 
     /// Decides one tool.
@@ -568,6 +627,37 @@ mod tests {
             assert_eq!(decider.decide(server, name, 0), want, "{i}");
         }
         assert_eq!(decider.plans.len(), 5);
+    }
+
+    /// A batch keeps the every-server groups' answers per name: names met
+    /// again on other servers, with server globs of their own, literal
+    /// rules, long and non-ASCII names, decide as the scalar path does,
+    /// whichever side answered first, over more names than the memo holds.
+    #[test]
+    fn names_met_again_decide_as_scalar() {
+        let mut include: Vec<String> = ["s1/*", "*/read_*", "s2/x_v2", "*x*", "gh*/del*", "*/long_*"].map(String::from).to_vec();
+        let mut exclude: Vec<String> = ["*/delete*", "s2/*_v2", "S3/Plain", "*Ä*", "GH-*/READ*", "*_Y_*"].map(String::from).to_vec();
+        // Long enough lists that the every-server groups are indexed.
+        include.extend((0..20).map(|i| format!("*k{i}*")));
+        exclude.extend((0..20).map(|i| format!("q{i}_*")));
+        let f = StaticFilter::compile(&include, &exclude, &[], &[], false).unwrap();
+        let mut names: Vec<String> = ["read_a", "delete_b", "Delete-C", "x_v2", "y_v2", "plain", "ax", "Äb", "äB", "READ-x"]
+            .map(String::from)
+            .to_vec();
+        names.push(format!("long_{}", "y".repeat(40)));
+        names.push(format!("{}_y_", "a".repeat(crate::memo::MAX_NAME - 3)));
+        names.extend((0..3_000).map(|i| format!("k{}_{}", i % 25, i)));
+        let servers: Vec<String> = (0..40).map(|i| ["s1", "s2", "S3", "gh-1", "GH-2", "other"][i % 6].to_string() + &"x".repeat(i / 6)).collect();
+        let mut decider = Decider::new(&f);
+        let mut next = crate::test_rng::below(0x2545_F491_4F6C_DD1D);
+        for i in 0..60_000 {
+            let server = servers[next(servers.len() as u64) as usize].as_bytes();
+            // Mostly the first few names, so that they are met again.
+            let n = if next(4) == 0 { names.len() } else { 12 };
+            let name = names[next(n as u64) as usize].as_bytes();
+            let want = f.outcome(f.flags(server, name, &mut FlagScratch::default()));
+            assert_eq!(decider.decide(server, name, 0), want, "{i}");
+        }
     }
 
     /// What a batch reads follows the patterns: nothing without any, no

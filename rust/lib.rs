@@ -20,6 +20,7 @@ pub mod groups;
 pub mod hints;
 pub mod index;
 pub mod literals;
+pub mod memo;
 pub mod name_patterns;
 pub mod pairs;
 pub mod re2;

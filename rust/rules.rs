@@ -136,6 +136,18 @@ impl Groups {
         Groups { many: 1, ..Groups::default() }
     }
 
+    /// Whether a tool of `len` bytes is matched group by group (not across
+    /// all groups at once).
+    #[inline]
+    pub(crate) fn one_by_one(&self, len: usize) -> bool {
+        len <= self.across_from
+    }
+
+    /// Whether `group` is in the list.
+    pub(crate) fn holds(&self, group: u32) -> bool {
+        self.list.contains(&group)
+    }
+
     #[inline]
     fn contains(&self, group: u32) -> bool {
         self.member[group as usize / 64] & (1 << (group % 64)) != 0
@@ -186,6 +198,10 @@ pub struct RuleSet {
     /// walk over the tool serves them all, instead of one per group. (Boxed:
     /// most sets never build it.)
     across: OnceLock<Box<Across>>,
+    /// The group of the server glob `*`, which every server's plan holds
+    /// (bare tool patterns and `*/tool`): its answer depends on the tool
+    /// alone, so a batch may keep it per name (`crate::memo`).
+    every: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -478,7 +494,8 @@ impl RuleSet {
             .collect();
         let servers = SegmentIndex::build(server_globs.iter().enumerate().map(|(g, s)| (*s, g as u32)));
         let across = OnceLock::new();
-        Ok(RuleSet { exact, servers, groups, few, few_ids, len: rules.len(), fold, text, tool_globs, across })
+        let every = group_of.get(&b"*"[..]).copied();
+        Ok(RuleSet { exact, servers, groups, few, few_ids, len: rules.len(), fold, text, tool_globs, across, every })
     }
 
     pub fn len(&self) -> usize {
@@ -578,6 +595,48 @@ impl RuleSet {
             Group::Few(start, end) => (*start..*end).any(|i| self.few.is_match(i, name.get())),
             Group::Indexed(index) => index.any_match_loose(name, scratch),
         })
+    }
+
+    /// The group of the server glob `*`, if any rule has it.
+    #[inline]
+    pub fn every_server_group(&self) -> Option<u32> {
+        self.every
+    }
+
+    /// Whether a rule of group `g` matches `tool` (already folded).
+    #[inline]
+    pub fn any_in_group(&self, g: u32, tool: &[u8], scratch: &mut IndexScratch) -> bool {
+        match &self.groups[g as usize] {
+            Group::Few(start, end) => (*start..*end).any(|i| self.few.is_match(i, tool)),
+            Group::Indexed(index) => index.any_match(tool, scratch),
+        }
+    }
+
+    /// [`any_in_group`](Self::any_in_group) of the loose fold of `name`,
+    /// folding it only if needed (as [`any_in_groups_loose`](Self::any_in_groups_loose)).
+    #[inline]
+    pub fn any_in_group_loose(&self, g: u32, name: &mut LazyFold<'_>, scratch: &mut IndexScratch) -> bool {
+        match &self.groups[g as usize] {
+            Group::Few(start, end) => (*start..*end).any(|i| self.few.is_match(i, name.get())),
+            // (It folds a name that is not ASCII first.)
+            Group::Indexed(index) => index.any_match_loose(name, scratch),
+        }
+    }
+
+    /// [`any_in_groups`](Self::any_in_groups) but for group `skip`, for a tool
+    /// the groups match one by one ([`Groups::one_by_one`]).
+    #[inline]
+    pub fn any_in_groups_but(&self, groups: &Groups, skip: u32, tool: &[u8], scratch: &mut IndexScratch) -> bool {
+        debug_assert!(groups.one_by_one(tool.len()));
+        groups.list.iter().any(|&g| g != skip && self.any_in_group(g, tool, scratch))
+    }
+
+    /// [`any_in_groups_loose`](Self::any_in_groups_loose) but for group `skip`,
+    /// for a name the groups match one by one.
+    #[inline]
+    pub fn any_in_groups_loose_but(&self, groups: &Groups, skip: u32, name: &mut LazyFold<'_>, scratch: &mut IndexScratch) -> bool {
+        debug_assert!(groups.one_by_one(name.raw().len()));
+        groups.list.iter().any(|&g| g != skip && self.any_in_group_loose(g, name, scratch))
     }
 
     /// [`any_in_groups`](Self::any_in_groups) by one walk over the tool:

@@ -70,3 +70,36 @@ def test_python_code_between_items_ends_what_the_table_remembers():
     want = [f.static_visible(t) for t in tool_list]
     for threads in (1, 2):
         assert f.static_mask(tool_list, threads=threads) == want
+
+
+
+_HOSTILE = ["a", "B", "_", "-", ".", "/", ":", "*", "\x00", "İ", "Σ", "ς", "\u212a", "k", "\ud800", "é"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_names_met_again_on_other_servers_answer_as_the_reference(seed):
+    # A batch keeps what the every-server patterns said of a name for the
+    # next tool of that name: a few hostile names over many servers, each
+    # server with globs of its own, the names short and long, answer as the
+    # reference does, on one thread and two.
+    import random
+
+    rng = random.Random(seed)
+    pool = ["".join(rng.choice(_HOSTILE) for _ in range(rng.randrange(0, 30))) for _ in range(40)]
+    pool += ["read_file", "Read-File", "READ.FILE", "x" * 25, "x" * 24]
+    servers = [f"s{i}" for i in range(300)] + ["GitHub", "github", "İ", "Σ"]
+    tools = [Tool(rng.choice(servers), rng.choice(pool)) for _ in range(6_000)]
+    # Bare globs of the names' pieces (a `/` would make a server glob).
+    pieces = [name.replace("/", "")[:3] for name in pool] + ["read", "FILE", "x" * 24]
+    pieces = [p for p in pieces if p.strip("*")]
+    bare = [n for n in pool if n and "/" not in n]
+    include = [f"*{w}*" for w in pieces[:15]] + [f"{w}*" for w in pieces[15:25]] + [
+        "s1*/*", "github/read_*", *bare[:10]]
+    exclude = [f"*{w}" for w in pieces[25:40]] + ["s2*/*", "GITHUB/READ*", "*/read.file",
+                                                  *[n.upper() for n in bare[10:16]]]
+    fast = toolfilter_fast.compile(include=include, exclude=exclude)
+    ref = reference.compile(include=include, exclude=exclude)
+    want = ref.static_mask(tools)
+    assert True in want and False in want
+    for threads in (1, 2):
+        assert fast.static_mask(tools, threads=threads) == want

@@ -262,6 +262,10 @@ impl Reader {
     }
 }
 
+/// How many items ahead of the one being decided a worker asks for the
+/// kept answers of a name (`crate::memo`).
+const MEMO_AHEAD: usize = 8;
+
 /// One thread's matcher: its [`Decider`] lives for the whole batch, so each
 /// distinct server is resolved at most once per thread.
 struct Worker<'f> {
@@ -281,7 +285,10 @@ impl<'f> Worker<'f> {
         let Block { bytes, items, servers } = block;
         self.plans.clear();
         self.plans.extend(servers.iter().map(|&(a, b)| self.decider.plan_for(&bytes[a..b])));
-        for (item, slot) in items.iter().zip(out) {
+        for (i, (item, slot)) in items.iter().zip(out).enumerate() {
+            if let Some(ahead) = items.get(i + MEMO_AHEAD) {
+                self.decider.prefetch(&bytes[ahead.name.0..ahead.name.1]);
+            }
             let (server, plan) = match servers.get(item.server as usize) {
                 Some(&(a, b)) => (&bytes[a..b], self.plans[item.server as usize]),
                 None => (&[][..], 0),

@@ -1,0 +1,286 @@
+//! What a batch learned of a tool name, kept for the next tool of that name.
+//!
+//! Most of a decision depends on the name alone: the globs that apply to
+//! every server (bare tool patterns, `*/name`), which on a long list are
+//! most of the patterns and most of the matcher's work. Catalogs of many
+//! servers repeat names: instances of one kind of server (a GitHub server
+//! per organisation), and servers of different kinds that share the
+//! common verbs (`search`, `read_file`, `list_issues`). A [`NameMemo`] keeps,
+//! for the names a batch met lately, those answers, so that a name met again
+//! costs one hash and one comparison instead of the walks.
+//!
+//! It is a cache, not a map: a direct-mapped table whose slots hold a name
+//! of at most [`MAX_NAME`] bytes, its full bytes compared on every hit (so
+//! an answer is never another name's), overwritten by the next name that
+//! hashes there. It starts small and grows with the batch, so a short
+//! batch pays a few kilobytes, and it watches its hits: a batch whose names
+//! rarely repeat turns it off for a stretch, and tries again after, so a
+//! catalog of distinct names pays about one probe in sixteen.
+
+/// Names longer than this are not kept (they are rare, and a slot is 32 bytes).
+pub const MAX_NAME: usize = 24;
+
+/// Slots at the start, and at most (16,384 slots are 512 KB: the size of a
+/// core's second-level cache or less, beside what the matcher reads).
+const FIRST_SLOTS: usize = 1 << 10;
+const MAX_SLOTS: usize = 1 << 16;
+
+/// A window of this many probes decides whether the memo pays.
+const WINDOW: u32 = 1 << 14;
+/// A window with fewer hits than one probe in this many turns it off...
+const POOR: u32 = 16;
+/// ...for this many names, after which it is tried for another window.
+const REST: u32 = 15 * WINDOW;
+
+/// One name's answers: bits of [`Known`].
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(32))]
+struct Slot {
+    hash: u32,
+    /// The name's length plus one; 0 for an empty slot.
+    len: u8,
+    known: u8,
+    _pad: [u8; 2],
+    /// The name's [`words`].
+    name: [u64; 3],
+}
+
+/// The answers a slot can hold, each as a pair of bits: known, and its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Whether a glob of the exclude side's every-server group matches the
+    /// name's loose fold.
+    Exclude = 0,
+    /// Whether a glob of the include side's every-server group matches.
+    Include = 1,
+}
+
+impl Answer {
+    #[inline]
+    fn known_bit(self) -> u8 {
+        1 << (2 * self as u8)
+    }
+
+    #[inline]
+    fn value_bit(self) -> u8 {
+        2 << (2 * self as u8)
+    }
+}
+
+/// A probe's place: the slot that holds the name (found, or claimed for it).
+#[derive(Clone, Copy, Debug)]
+pub struct Place(u32);
+
+/// A per-thread cache of name answers (see the module).
+#[derive(Debug, Default)]
+pub struct NameMemo {
+    slots: Vec<Slot>,
+    probes: u32,
+    hits: u32,
+    /// Names still to pass before the memo is tried again.
+    resting: u32,
+}
+
+/// The name as three words that, with its length, say every byte of it:
+/// read in place by loads that may overlap (no copy), the same loads for
+/// every name of one length. (Words at 0, the middle and the end cover
+/// up to 24 bytes; a short name is read in two or three pieces.)
+#[inline]
+fn words(name: &[u8]) -> [u64; 3] {
+    let n = name.len();
+    let at8 = |i: usize| u64::from_le_bytes(name[i..i + 8].try_into().expect("8 bytes"));
+    let at4 = |i: usize| u64::from(u32::from_le_bytes(name[i..i + 4].try_into().expect("4 bytes")));
+    match n {
+        8.. => [at8(0), at8((n - 8) / 2), at8(n - 8)],
+        4..=7 => [at4(0) | at4(n - 4) << 32, 0, 0],
+        1..=3 => [u64::from(name[0]) | u64::from(name[n / 2]) << 8 | u64::from(name[n - 1]) << 16, 0, 0],
+        0 => [0; 3],
+    }
+}
+
+#[inline]
+fn hash_of(w: &[u64; 3], len: usize) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = (len as u64).wrapping_mul(K);
+    for &x in w {
+        h = (h ^ x).wrapping_mul(K).rotate_left(29);
+    }
+    h ^ (h >> 32)
+}
+
+impl NameMemo {
+    /// The place of `name` and what is known of it (a fresh place knows
+    /// nothing); `None` when the name is too long or the memo is resting.
+    #[inline]
+    pub fn probe(&mut self, name: &[u8]) -> Option<(Place, u8)> {
+        if name.len() > MAX_NAME {
+            return None;
+        }
+        if self.resting > 0 {
+            self.resting -= 1;
+            return None;
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![Slot::default(); FIRST_SLOTS];
+        }
+        let w = words(name);
+        let h = hash_of(&w, name.len());
+        let at = (h as usize) & (self.slots.len() - 1);
+        let slot = &mut self.slots[at];
+        let hash = (h >> 32) as u32;
+        self.probes += 1;
+        let found = slot.hash == hash && usize::from(slot.len) == name.len() + 1 && slot.name == w;
+        let known = if found {
+            self.hits += 1;
+            slot.known
+        } else {
+            *slot = Slot { hash, len: name.len() as u8 + 1, known: 0, _pad: [0; 2], name: w };
+            0
+        };
+        if self.probes == WINDOW {
+            self.review();
+        }
+        Some((Place(at as u32), known))
+    }
+
+    /// Asks the processor for the slot of `name`, which a probe soon will
+    /// read: a table of some thousands of slots is not in the nearest
+    /// caches, and a batch knows its next names a few tools ahead.
+    #[inline]
+    pub fn prefetch(&self, name: &[u8]) {
+        if name.len() > MAX_NAME || self.resting > 0 || self.slots.is_empty() {
+            return;
+        }
+        let at = (hash_of(&words(name), name.len()) as usize) & (self.slots.len() - 1);
+        prefetch(std::ptr::from_ref(&self.slots[at]).cast());
+    }
+
+    /// At the end of a window: a table that misses more than an eighth of
+    /// its probes grows while it may (the names may be more than it holds),
+    /// and one that still hits poorly at its largest rests. (A cache: the
+    /// old answers are dropped on growing, not moved.)
+    #[cold]
+    fn review(&mut self) {
+        if self.hits < WINDOW - WINDOW / 8 && self.slots.len() < MAX_SLOTS {
+            self.slots = vec![Slot::default(); self.slots.len() * 4];
+        } else if self.hits < WINDOW / POOR {
+            self.resting = REST;
+        }
+        self.probes = 0;
+        self.hits = 0;
+    }
+
+    /// Records `answer` for the name at `place`.
+    #[inline]
+    pub fn record(&mut self, place: Place, answer: Answer, value: bool) {
+        let slot = &mut self.slots[place.0 as usize];
+        slot.known |= answer.known_bit() | if value { answer.value_bit() } else { 0 };
+    }
+
+    /// `answer` from the bits of [`probe`](Self::probe), if known.
+    #[inline]
+    pub fn read(known: u8, answer: Answer) -> Option<bool> {
+        (known & answer.known_bit() != 0).then_some(known & answer.value_bit() != 0)
+    }
+}
+
+/// A hint to load the cache line at `ptr`.
+#[inline(always)]
+fn prefetch(ptr: *const i8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults and reads nothing the
+    // program sees; `ptr` points into a live slot table besides.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ptr);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_is_found_again_with_what_was_recorded() {
+        let mut memo = NameMemo::default();
+        let (place, known) = memo.probe(b"create_issue").unwrap();
+        assert_eq!(NameMemo::read(known, Answer::Exclude), None);
+        memo.record(place, Answer::Exclude, true);
+        let (place, known) = memo.probe(b"create_issue").unwrap();
+        assert_eq!(NameMemo::read(known, Answer::Exclude), Some(true));
+        assert_eq!(NameMemo::read(known, Answer::Include), None);
+        memo.record(place, Answer::Include, false);
+        let (_, known) = memo.probe(b"create_issue").unwrap();
+        assert_eq!(NameMemo::read(known, Answer::Include), Some(false));
+        assert_eq!(NameMemo::read(known, Answer::Exclude), Some(true));
+    }
+
+    /// The words of a name say every byte of it: a name changed at any one
+    /// place, of any length kept, has other words.
+    #[test]
+    fn words_cover_every_byte() {
+        for n in 0..=MAX_NAME {
+            let name: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
+            for at in 0..n {
+                let mut other = name.clone();
+                other[at] ^= 0x20;
+                assert_ne!(words(&name), words(&other), "length {n}, byte {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn names_differing_anywhere_never_share_answers() {
+        // Prefixes of one another, a NUL at the end, the longest kept length:
+        // every probe of a fresh name knows nothing, whatever shares its slot.
+        let mut memo = NameMemo::default();
+        let base = b"abcdefghijklmnopqrstuvwx";
+        let mut names: Vec<Vec<u8>> = (0..=MAX_NAME).map(|n| base[..n].to_vec()).collect();
+        names.push(b"abc\0".to_vec());
+        names.push(b"abd".to_vec());
+        for (i, name) in names.iter().enumerate() {
+            let (place, known) = memo.probe(name).unwrap();
+            assert_eq!(known, 0, "{i}");
+            memo.record(place, Answer::Exclude, i % 2 == 0);
+        }
+        // Many more names than slots: whatever a probe finds is its own.
+        for round in 0..2 {
+            for i in 0..5_000u32 {
+                let name = format!("n{}", i * 7919 % 100_003);
+                let (place, known) = memo.probe(name.as_bytes()).unwrap();
+                if let Some(v) = NameMemo::read(known, Answer::Include) {
+                    assert_eq!(v, name.len() % 2 == 0, "{name} in round {round}");
+                }
+                memo.record(place, Answer::Include, name.len() % 2 == 0);
+            }
+        }
+        assert!(memo.probe(&[b'a'; MAX_NAME + 1]).is_none());
+    }
+
+    #[test]
+    fn distinct_names_rest_the_memo_and_it_is_tried_again() {
+        let mut memo = NameMemo::default();
+        let mut skipped = 0u32;
+        // Windows that grow the table to its largest, one that finds it
+        // still poor, the rest, and a probe after.
+        let growths = (MAX_SLOTS / FIRST_SLOTS).ilog(4);
+        for i in 0..((growths + 1) * WINDOW + REST + 10) {
+            if memo.probe(format!("t{i}").as_bytes()).is_none() {
+                skipped += 1;
+            }
+        }
+        assert_eq!(skipped, REST);
+        assert!(memo.probe(b"again").is_some());
+    }
+
+    #[test]
+    fn a_table_grows_when_repeated_names_miss() {
+        let mut memo = NameMemo::default();
+        for i in 0..(2 * WINDOW) {
+            let _ = memo.probe(format!("t{}", i % 4_000).as_bytes());
+        }
+        assert!(memo.slots.len() > FIRST_SLOTS);
+        assert!(memo.slots.len() <= MAX_SLOTS);
+    }
+}
