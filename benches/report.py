@@ -302,19 +302,23 @@ def main(argv: list[str] | None = None) -> int:
             report.part(f"{HEADINGS[name]} ({what})", run)
 
     arrow_n = max(sizes)
-    script_part(
-        "arrow",
-        f"`python benches/bench_arrow.py --dictionary --n {arrow_n}`: a server column "
-        "dictionary- or run-end-encoded against the same column plain and the object columns",
-        lambda: (
+
+    def arrow() -> str:
+        table = run_script("bench_arrow.py", "--dictionary", "--markdown", "--n", str(arrow_n))
+        return (
             f"Machine: {machine}; {_load_at_end()}\n\n"
             f"{arrow_n:,} tools of 5,000 servers sorted by server, as a Parquet, Polars or DuckDB"
             " catalog comes, with no patterns and with 1,000 + 1,000: `static_mask_arrow` with"
             " the server column encoded against the same column plain (utf8) and against"
             " `static_mask_columns` on lists of `str`, timed in turn, each round starting one"
-            " further along (medians of 9 rounds).\n\n"
-            + run_script("bench_arrow.py", "--dictionary", "--markdown", "--n", str(arrow_n)).strip()
-        ),
+            f" further along (medians of 9 rounds).\n\n{table.strip()}"
+        )
+
+    script_part(
+        "arrow",
+        f"`python benches/bench_arrow.py --dictionary --n {arrow_n}`: a server column "
+        "dictionary- or run-end-encoded against the same column plain and the object columns",
+        arrow,
     )
     script_part(
         "groups", "`python benches/bench_groups.py standard`",
