@@ -29,6 +29,7 @@ finish". The intro says which parts this run wrote, when, and on what machine.
 With no file there, it writes a fresh one. Standard output has this run's
 sections alone.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,7 +52,7 @@ HERE = pathlib.Path(__file__).parent
 
 #: What to install for a module a part could not import.
 _EXTRAS = {"pytest": "test", "hypothesis": "test", "pytest_benchmark": "test",
-           "matplotlib": "bench"}
+           "matplotlib": "bench", "pyarrow": "arrow"}
 
 #: The parts that run a benchmark script of their own, by the name ``--only`` takes.
 SCRIPT_PARTS = ("arrow", "groups", "focus", "policy", "relevance", "dask", "gateway")
