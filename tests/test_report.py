@@ -88,7 +88,8 @@ def test_a_failed_part_is_reported_and_the_finished_tables_are_written(tmp_path)
     """Where pytest cannot be imported (the benchmarks' scripts need it), the tool-group
     and focus-lens parts fail with that cause, and RESULTS.md still gets the filter
     table, merged into the file there: the old tool-group section and the hand-made
-    one stay. (``--only`` leaves out the other script parts, which time at full size.)"""
+    one stay; the encoded Arrow rows come on the largest size. (``--only`` leaves out the
+    other script parts, which time at full size.)"""
     fake = tmp_path / "no_pytest"
     (fake / "pytest").mkdir(parents=True)
     (fake / "pytest" / "__init__.py").write_text(
@@ -98,7 +99,7 @@ def test_a_failed_part_is_reported_and_the_finished_tables_are_written(tmp_path)
     out.write_text(OLD)
     result = subprocess.run(
         [sys.executable, str(BENCHES / "report.py"), "--sizes", "300", "--counts", "5,10",
-         "--only", "groups,focus", "--write", "--output", str(out), "--figures", str(tmp_path / "images")],
+         "--only", "groups,focus,arrow", "--write", "--output", str(out), "--figures", str(tmp_path / "images")],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
     )
     assert result.returncode == 1, result.stderr
@@ -110,7 +111,12 @@ def test_a_failed_part_is_reported_and_the_finished_tables_are_written(tmp_path)
     assert "## Tool filter by pattern count" in text
     assert "old filter table" not in text and f"\n\n{HAND}\n\n" in text
     assert f"\n\n{OLD_GROUPS}\n\n" in text and "old gateway" in text
-    assert "It wrote: Tool filter, Adversarial patterns, Tool filter by pattern count." in text
+    assert ("It wrote: Tool filter, Adversarial patterns, Tool filter by pattern count, "
+            "Encoded Arrow columns." in text)
+    assert [report.part_of(t) for t in titles(text)] == [
+        "filter", "adversarial", "sweep", "arrow", None, "groups", "gateway", None]
+    arrow = text.split("## Encoded Arrow columns (", 1)[1].split("\n## ", 1)[0]
+    assert "| fast, run-end-encoded server column | static_mask_columns (lists of str) |" in arrow
     done = text.split("## Parts that did not finish", 1)[1]
     assert "**Tool groups" in done and "**Focus lens" in done
     assert "(its section is from an earlier run)" in done
