@@ -3,7 +3,7 @@ against ``static_mask_columns`` (lists of ``str``) on the same catalog, in the s
 run, fast and baseline timed in turn (issue 34's row "Arrow with 1k + 1k / object
 columns", target >= 3x).
 
-    python benches/bench_arrow.py [--n 1000000] [--threads 1] [--rounds 9]
+    python benches/bench_arrow.py [--n 1000000] [--threads 1] [--rounds 9] [--dictionary] [--markdown]
 
 Rows on in-order and shuffled catalogs of 5,000 servers, servers grouped (a run of
 rows per server, as a loader delivers them) and interleaved, with the server
@@ -18,6 +18,10 @@ same column plain (utf8) and against object columns, with no patterns and with
 (ratio >= 0.95: the matcher is most of the time with patterns, and the encoding
 saves only the server part), and >= 3x the object columns, as the plain
 column's rows.
+
+With ``--markdown`` the rows come as the table ``runner.render`` draws: what
+``benches/report.py`` runs as its part ``arrow`` (``--dictionary --markdown``, n the
+report's largest size).
 """
 
 from __future__ import annotations
@@ -116,9 +120,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--dictionary", action="store_true",
                         help="only the rows of a dictionary- or run-end-encoded server column")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print the rows as the Markdown table of benches/RESULTS.md")
     args = parser.parse_args()
+    if args.n < 1 or args.rounds < 1:
+        parser.error("--n and --rounds must be at least 1")
     chosen = encoded_rows if args.dictionary else rows
-    for row in chosen(args.n, args.threads, args.rounds):
+    found = chosen(args.n, args.threads, args.rounds)
+    if args.markdown:
+        print(runner.render(found, []))
+        return
+    for row in found:
         met = {True: "met", False: "MISSED", None: ""}[row.met]
         print(f"{row.workload}: {row.fast_ns:.1f} ns vs {row.baseline_ns:.1f} ns per tool, "
               f"{row.ratio:.2f}x (target {row.target}: {met}){'' if row.correct else ' WRONG'}")

@@ -3,24 +3,41 @@ docs/performance.md.
 
     python benches/report.py                 # full run: 10k, 100k, 1M tools
     python benches/report.py --sizes 10000   # a quick look
-    python benches/report.py --write         # replace RESULTS.md and docs/images/*.png
+    python benches/report.py --write         # update RESULTS.md and docs/images/*.png
+    python benches/report.py --only arrow --write   # the filter tables and the encoded Arrow rows
 
 It needs the test extra (the tool-group and focus-lens parts are pytest files)
 and, for the figures, the bench extra: ``pip install '.[test,bench]'``.
 
-The report has parts: the tool-filter table, the pattern-count sweep behind
-the second figure, the tool-group and focus-lens tables, and the figures. A
-part that fails does not stop the others: the report keeps what finished,
-names the part that failed with its cause (the end of its error output), and
-exits 1. With ``--write`` it writes what it has even then.
+The report has parts: the tool-filter table (with the layout rows of issue 34
+unless ``--no-layouts``), the adversarial patterns, the pattern-count sweep
+behind the second figure, then the script parts (``SCRIPT_PARTS``, chosen with
+``--only``, all skipped by ``--filter-only``): the encoded Arrow rows, the
+tool-group, focus-lens, policy, relevance, Dask and gateway tables; and the
+figures. A part that fails does not stop the others: the report keeps what
+finished, names the part that failed with its cause (the end of its error
+output), and exits 1.
+
+``--write`` merges into the file it finds at ``--output`` rather than
+replacing it: each ``## `` section this run produced replaces the section of
+the same part (matched by the part's heading, the words of the title before
+any `` (``, so a title that names a command still matches), and every other
+section, one this run skipped or one written by hand, stays where it is, byte
+for byte. A part new to the file goes where the order of the parts puts it. A
+part that failed keeps its old section and is listed under "Parts that did not
+finish". The intro says which parts this run wrote, when, and on what machine.
+With no file there, it writes a fresh one. Standard output has this run's
+sections alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import pathlib
 import re
+import shlex
 import subprocess
 import sys
 import traceback
@@ -35,10 +52,28 @@ HERE = pathlib.Path(__file__).parent
 
 #: What to install for a module a part could not import.
 _EXTRAS = {"pytest": "test", "hypothesis": "test", "pytest_benchmark": "test",
-           "matplotlib": "bench"}
+           "matplotlib": "bench", "pyarrow": "arrow"}
 
 #: The parts that run a benchmark script of their own, by the name ``--only`` takes.
-SCRIPT_PARTS = ("groups", "focus", "policy", "relevance", "dask", "gateway")
+SCRIPT_PARTS = ("arrow", "groups", "focus", "policy", "relevance", "dask", "gateway")
+
+#: Each part's heading (its section's title up to any " (..."), in the order the
+#: parts have in the file: ``--write`` knows a section of the existing file by it.
+HEADINGS = {
+    "filter": "Tool filter",
+    "adversarial": "Adversarial patterns",
+    "sweep": "Tool filter by pattern count",
+    "arrow": "Encoded Arrow columns",
+    "groups": "Tool groups",
+    "focus": "Focus lens",
+    "policy": "Annotation patterns and the Policy",
+    "relevance": "Relevance",
+    "dask": "Dask recipe",
+    "gateway": "The gateway",
+}
+
+#: The title of the section that lists the parts that failed; each run writes its own.
+FAILED = "Parts that did not finish"
 
 #: How many lines of a failed part's output the report keeps.
 TAIL = 12
@@ -76,6 +111,36 @@ def run_script(script: str, *args: str) -> str:
     return result.stdout
 
 
+def part_of(title: str) -> str | None:
+    """The name of the part whose section has this title, or None for a section
+    no part writes (one written by hand)."""
+    for name, heading in HEADINGS.items():
+        if title == heading or title.startswith(f"{heading} ("):
+            return name
+    return None
+
+
+def sections(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """The text before the first ``## `` heading, and each section as its title
+    and its whole text (heading line included, up to the next ``## `` heading);
+    a ``## `` line inside a fenced block is not a heading."""
+    head: list[str] = []
+    found: list[tuple[str, list[str]]] = []
+    fence = ""
+    for line in text.splitlines(keepends=True):
+        mark = line.lstrip()[:3]
+        if mark in ("```", "~~~") and (not fence or mark == fence):
+            fence = "" if fence else mark
+        elif not fence and line.startswith("## "):
+            found.append((line[3:].strip(), []))
+        (found[-1][1] if found else head).append(line)
+    return "".join(head), [(title, "".join(lines)) for title, lines in found]
+
+
+def _title(section: str) -> str:
+    return section.split("\n", 1)[0].removeprefix("## ").strip()
+
+
 @dataclass
 class Report:
     """The sections that finished, and the parts that failed with their causes."""
@@ -102,12 +167,46 @@ class Report:
         self.failed.append((title, why))
         print(f"report.py: {title}: failed: {why}", file=sys.stderr, flush=True)
 
-    def text(self, intro: str) -> str:
-        parts = ["# Benchmark results", intro, *self.sections]
+    def text(self, intro: str, old: str | None = None) -> str:
+        """The file: this run's sections merged into ``old`` (the file as it was;
+        None for a fresh one) as the module's docstring says."""
+        order = list(HEADINGS)
+        kept: list[tuple[str | None, str]] = [
+            (part_of(title), section.rstrip("\n"))
+            for title, section in (sections(old)[1] if old is not None else [])
+            if title != FAILED
+        ]
+        earlier = {name for name, _ in kept if name is not None}
+        for section in self.sections:
+            name = part_of(_title(section))
+            same = [i for i, (other, _) in enumerate(kept) if name is not None and other == name]
+            if same:  # in the place of the old one (and of any copy of it)
+                kept = [(name, section) if i == same[0] else s
+                        for i, s in enumerate(kept) if i not in same[1:]]
+                continue
+            rank = order.index(name) if name is not None else len(order)
+            ranks = [order.index(other) if other is not None else None for other, _ in kept]
+            before = [i for i, r in enumerate(ranks) if r is not None and r < rank]
+            after = [i for i, r in enumerate(ranks) if r is not None and r > rank]
+            kept.insert(before[-1] + 1 if before else after[0] if after else len(kept),
+                        (name, section))
+        parts = ["# Benchmark results", intro, *(section for _, section in kept)]
         if self.failed:
-            lines = [f"- **{title}**: {why.splitlines()[0]}" for title, why in self.failed]
-            parts.append("## Parts that did not finish\n\n" + "\n".join(lines))
+            lines = []
+            for title, why in self.failed:
+                old_one = part_of(title) in earlier  # a failed part wrote no section
+                lines.append(f"- **{title}**: {why.splitlines()[0]}"
+                             + (" (its section is from an earlier run)" if old_one else ""))
+            parts.append(f"## {FAILED}\n\n" + "\n".join(lines))
         return "\n\n".join(parts) + "\n"
+
+
+def write(path: pathlib.Path, report: Report, intro: str) -> bool:
+    """Merges ``report`` into the file at ``path``, or writes a fresh one where there
+    is none; whether there was one."""
+    old = path.read_text(encoding="utf-8") if path.exists() else None
+    path.write_text(report.text(intro, old), encoding="utf-8")
+    return old is not None
 
 
 def _load_at_end() -> str:
@@ -129,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
                         default=HERE.parent / "docs" / "images",
                         help="where --write puts the PNG figures (default: docs/images)")
     parser.add_argument("--filter-only", action="store_true",
-                        help="skip the tool-group, focus-lens, policy, relevance, Dask and gateway tables")
+                        help="skip the script parts: the encoded Arrow, tool-group, focus-lens, "
+                             "policy, relevance, Dask and gateway tables")
     parser.add_argument("--no-layouts", action="store_true",
                         help="skip the 5,000-server catalogs of every layout")
     parser.add_argument("--only", default=",".join(SCRIPT_PARTS),
@@ -194,42 +294,60 @@ def main(argv: list[str] | None = None) -> int:
             + _bench.render_adversarial(probes)
         )
 
-    report.part("Tool filter", tool_filter)
-    report.part("Adversarial patterns", adversarial)
-    report.part("Tool filter by pattern count", sweep)
+    report.part(HEADINGS["filter"], tool_filter)
+    report.part(HEADINGS["adversarial"], adversarial)
+    report.part(HEADINGS["sweep"], sweep)
 
-    def script_part(name: str, title: str, run: Callable[[], str]) -> None:
+    def script_part(name: str, what: str, run: Callable[[], str]) -> None:
         if not args.filter_only and name in only:
-            report.part(title, run)
+            report.part(f"{HEADINGS[name]} ({what})", run)
+
+    arrow_n = max(sizes)
+
+    def arrow() -> str:
+        table = run_script("bench_arrow.py", "--dictionary", "--markdown", "--n", str(arrow_n))
+        return (
+            f"Machine: {machine}; {_load_at_end()}\n\n"
+            f"{arrow_n:,} tools of 5,000 servers sorted by server, as a Parquet, Polars or DuckDB"
+            " catalog comes, with no patterns and with 1,000 + 1,000: `static_mask_arrow` with"
+            " the server column encoded against the same column plain (utf8) and against"
+            " `static_mask_columns` on lists of `str`, timed in turn, each round starting one"
+            f" further along (medians of 9 rounds).\n\n{table.strip()}"
+        )
 
     script_part(
-        "groups", "Tool groups (`python benches/bench_groups.py standard`)",
+        "arrow",
+        f"`python benches/bench_arrow.py --dictionary --n {arrow_n}`: a server column "
+        "dictionary- or run-end-encoded against the same column plain and the object columns",
+        arrow,
+    )
+    script_part(
+        "groups", "`python benches/bench_groups.py standard`",
         lambda: f"```\n{run_script('bench_groups.py', 'standard').strip()}\n```",
     )
     script_part(
         "focus",
-        "Focus lens (`python benches/bench_focus.py`: paired runs, fast and reference "
-        "alternating)",
+        "`python benches/bench_focus.py`: paired runs, fast and reference alternating",
         lambda: f"```\n{run_script('bench_focus.py').strip()}\n```",
     )
     script_part(
-        "policy", "Annotation patterns and the Policy (`python benches/bench_policy.py`)",
+        "policy", "`python benches/bench_policy.py`",
         lambda: f"```\n{run_script('bench_policy.py').strip()}\n```",
     )
     script_part(
         "relevance",
-        "Relevance (`python benches/relevance.py`: recall by cross-validation on the "
-        "tool-selection dataset when present, index and query times)",
+        "`python benches/relevance.py`: recall by cross-validation on the "
+        "tool-selection dataset when present, index and query times",
         lambda: run_script("relevance.py").strip(),
     )
     script_part(
-        "dask", "Dask recipe (`python benches/bench_dask.py`: a local cluster of process workers)",
+        "dask", "`python benches/bench_dask.py`: a local cluster of process workers",
         lambda: f"```\n{run_script('bench_dask.py').strip()}\n```",
     )
     script_part(
         "gateway",
-        "The gateway (`python benches/bench_gateway.py`: against direct connections to the "
-        "same real stdio upstreams, interleaved rounds, timed by a raw JSON-RPC client)",
+        "`python benches/bench_gateway.py`: against direct connections to the "
+        "same real stdio upstreams, interleaved rounds, timed by a raw JSON-RPC client",
         lambda: run_script("bench_gateway.py").strip(),
     )
 
@@ -244,14 +362,21 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.write:
         report.part("Figures", draw)
-    text = report.text(
+    wrote = [_title(section).split(" (")[0] for section in report.sections]
+    command = shlex.join(["python", "benches/report.py",
+                          *(sys.argv[1:] if argv is None else argv)])
+    intro = (
         "`python benches/report.py --write` writes this file and the figures of"
         " [docs/performance.md](../docs/performance.md), which explains the numbers."
+        " A run replaces the sections of the parts it ran and keeps the others as they"
+        " were.\n\n"
+        f"Last run: `{command}`, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}"
+        f" UTC; {machine}; {_load_at_end()}. It wrote: {', '.join(wrote) or 'nothing'}."
     )
-    print(text)
+    print(report.text(intro))
     if args.write:
-        args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        merged = write(args.output, report, intro)
+        print(f"wrote {args.output}" + (" (merged)" if merged else ""), file=sys.stderr)
     if report.failed:
         names = ", ".join(title.split(" (")[0] for title, _ in report.failed)
         print(f"report.py: {len(report.failed)} part(s) did not finish: {names}",
