@@ -65,7 +65,32 @@ pub struct LiteralScanner {
     /// searches the last few keys left by themselves.
     key_bytes: Vec<u8>,
     key_ends: Vec<u32>,
+    /// The whole transition function over byte classes, when it is small:
+    /// a step from any node is then one load (see [`Classed`]).
+    classed: Option<Box<Classed>>,
 }
+
+/// The automaton as one table: the bytes that occur in no key are one
+/// class (from every node they lead to the root), every other byte a class
+/// of its own, and row `n` holds node `n`'s successor over each class,
+/// failure links folded in. Built when its rows take at most
+/// [`CLASSED_MAX`] entries (a few hundred keys, the size a filter's list
+/// has; a longer list keeps the rows of the nodes a scan is mostly at).
+/// A step is a class lookup and a load, with no branch on the trie's shape,
+/// where a sparse node's step searches its edges and follows failure links.
+#[derive(Clone, Debug)]
+struct Classed {
+    class: [u8; 256],
+    classes: u32,
+    /// Entry `row * classes + class`: the next node's row start
+    /// (`node * classes`), with [`ENDS`] set when a key ends at it.
+    table: Vec<u32>,
+}
+
+/// The bit of a [`Classed`] entry saying that a key ends at its node.
+const ENDS: u32 = 1 << 31;
+/// The most entries a [`Classed`] table takes (4 bytes each: 256 KB).
+const CLASSED_MAX: usize = 1 << 16;
 
 impl LiteralScanner {
     /// Builds the automaton. Keys must be distinct and non-empty (an empty key
@@ -119,10 +144,68 @@ impl LiteralScanner {
         debug_assert_eq!(nodes.len(), node_count);
         let key_bytes: Vec<u8> = keys.concat();
         let key_ends = keys.iter().scan(0, |end, k| { *end += k.len() as u32; Some(*end) }).collect();
-        let mut scanner = LiteralScanner { nodes, edges, dense, suffix: vec![NONE; keys.len()], key_bytes, key_ends };
+        let mut scanner = LiteralScanner { nodes, edges, dense, suffix: vec![NONE; keys.len()], key_bytes, key_ends, classed: None };
         scanner.link();
         scanner.lend_to_leaves();
+        scanner.classed = scanner.classify().map(Box::new);
         scanner
+    }
+
+    /// The [`Classed`] table, if it is small enough. Rows are made in
+    /// breadth-first order, each its failure node's row (done already: it
+    /// is shallower) overlaid with its own children; the root's row sends
+    /// what starts no key back to the root.
+    fn classify(&self) -> Option<Classed> {
+        let mut class = [0u8; 256];
+        let mut classes = 1u32;
+        for &(byte, _) in &self.edges {
+            if class[byte as usize] == 0 {
+                class[byte as usize] = classes as u8;
+                classes += 1;
+                if classes > 255 {
+                    return None;
+                }
+            }
+        }
+        let width = classes as usize;
+        if self.nodes.len().checked_mul(width)? > CLASSED_MAX {
+            return None;
+        }
+        let entry = |node: u32| (node * classes) | if self.nodes[node as usize].out != NONE { ENDS } else { 0 };
+        let mut table = vec![0u32; self.nodes.len() * width];
+        for node in 0..self.nodes.len() {
+            // Leaves lent their failure node's edges (`lend_to_leaves`),
+            // which is what their row is anyway; the row starts as the
+            // failure node's, so the lent edges change nothing.
+            let Node { first, count, fail, .. } = self.nodes[node];
+            if node != 0 {
+                let (rows, row) = table.split_at_mut(node * width);
+                row[..width].copy_from_slice(&rows[fail as usize * width..fail as usize * width + width]);
+            }
+            for &(byte, child) in &self.edges[first as usize..(first + count) as usize] {
+                table[node * width + class[byte as usize] as usize] = entry(child);
+            }
+        }
+        Some(Classed { class, classes, table })
+    }
+
+    /// [`ends_mapped`](Self::ends_mapped) through the [`Classed`] table.
+    #[inline]
+    fn ends_classed<B, M, F>(&self, classed: &Classed, s: &[u8], map: M, mut f: F) -> ControlFlow<B>
+    where
+        M: Fn(u8) -> u8,
+        F: FnMut(usize, u32) -> ControlFlow<B>,
+    {
+        let Classed { class, classes, table } = classed;
+        let mut row = 0u32;
+        for (at, &b) in s.iter().enumerate() {
+            let next = table[(row + u32::from(class[map(b) as usize])) as usize];
+            row = next & !ENDS;
+            if next & ENDS != 0 {
+                f(at + 1, self.nodes[(row / classes) as usize].out)?;
+            }
+        }
+        ControlFlow::Continue(())
     }
 
     /// Gives each leaf (a node no key continues from) the transitions of its
@@ -256,6 +339,9 @@ impl LiteralScanner {
     {
         if self.nodes.len() <= 1 {
             return ControlFlow::Continue(());
+        }
+        if let Some(classed) = &self.classed {
+            return self.ends_classed(classed, s, map, f);
         }
         // The root always has a complete table (entry 0). At the root, where
         // a scan spends most of its bytes, a byte that starts no key leaves it
@@ -470,8 +556,18 @@ mod tests {
 
     /// The keys reported by `for_each_key`, sorted; a key reported twice
     /// would show.
+    /// The scanner without its [`Classed`] table: the rows and edges alone.
+    fn unclassed(keys: &[&str]) -> LiteralScanner {
+        LiteralScanner { classed: None, ..scanner(keys) }
+    }
+
     fn found(keys: &[&str], s: &str) -> Vec<u32> {
-        let scanner = scanner(keys);
+        let got = found_by(&scanner(keys), keys, s);
+        assert_eq!(got, found_by(&unclassed(keys), keys, s), "without classes, {keys:?} in {s:?}");
+        got
+    }
+
+    fn found_by(scanner: &LiteralScanner, keys: &[&str], s: &str) -> Vec<u32> {
         let [got, long] = [false, true].map(|long| {
             let mut got = Vec::new();
             let seen = &mut KeySet::default();
@@ -489,7 +585,13 @@ mod tests {
 
     /// Every `(end, key)` occurrence, from `ends` and the suffix chains.
     fn occurrences(keys: &[&str], s: &str) -> Vec<(usize, u32)> {
-        let scanner = scanner(keys);
+        let got = occurrences_by(&scanner(keys), s);
+        assert!(scanner(keys).classed.is_some() || keys.iter().map(|k| k.len()).sum::<usize>() > 1_000);
+        assert_eq!(got, occurrences_by(&unclassed(keys), s), "without classes, {keys:?} in {s:?}");
+        got
+    }
+
+    fn occurrences_by(scanner: &LiteralScanner, s: &str) -> Vec<(usize, u32)> {
         let mut got = Vec::new();
         let _ = scanner.ends::<(), _>(s.as_bytes(), |end, longest| {
             let mut key = Some(longest);

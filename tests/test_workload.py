@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+from toolfilter_fast.bench import workload as _workload
+
 _DIGEST = """
 import hashlib
 from toolfilter_fast.bench import workload as _workload
@@ -29,3 +31,12 @@ def test_the_workload_does_not_depend_on_the_hash_seed():
     digests = {_digest(seed) for seed in ("0", "1", "12345")}
     assert len(digests) == 1
     assert len(digests.pop()) == len(hashlib.sha256().hexdigest())
+
+
+def test_a_distinct_catalog_shares_no_name_and_keeps_the_servers():
+    plain = _workload.catalog(4_000, servers=40, layout="in-order", interleaved=True)
+    distinct = _workload.catalog(4_000, servers=40, layout="in-order", interleaved=True,
+                                 distinct=True)
+    assert len({t.name for t in distinct}) == len(distinct) == len(plain)
+    assert len({t.name for t in plain}) < len(plain)
+    assert {t.server_id for t in distinct} == {t.server_id for t in plain}

@@ -91,7 +91,8 @@ LAYOUTS = ("shuffled", "in-order")
 
 
 def catalog(n: int, seed: int = 0, *, servers: int | None = None,
-            layout: str = "shuffled", interleaved: bool = False) -> list[Tool]:
+            layout: str = "shuffled", interleaved: bool = False,
+            distinct: bool = False) -> list[Tool]:
     """``n`` tools of ``servers`` servers (about ``sqrt(n)`` by default), grouped by
     server (as a tool list refresh delivers them), or with ``interleaved`` in a
     seeded order that mixes the servers (as a registry's listing sorted by
@@ -106,6 +107,11 @@ def catalog(n: int, seed: int = 0, *, servers: int | None = None,
     * ``"in-order"``: as a loader builds a catalog, the names and tools are made
       in list order while a JSON listing of it is parsed, so a loop over the
       tools reads memory front to back.
+
+    Servers of one catalog share many names (the same verbs and nouns), as
+    instances of one kind of server do; with ``distinct`` every name carries its
+    server's number instead (``create_issue_s17``), so no two tools share a name:
+    the worst case of anything that keeps answers per name.
     """
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
@@ -124,6 +130,8 @@ def catalog(n: int, seed: int = 0, *, servers: int | None = None,
             if name in names:
                 name = f"{name}_{len(names)}"
             names.add(name)
+        if distinct:
+            names = {f"{name}_s{s}" for name in names}
         # Shuffled from sorted order: a set's own order follows str hashes,
         # which differ from process to process.
         ordered = sorted(names)
