@@ -575,6 +575,13 @@ fn decide_rows(
         }
         for (k, slot) in out.iter_mut().enumerate() {
             let row = first + k;
+            // What the batch keeps of a name a few rows on is fetched
+            // meanwhile (`crate::memo`); a bad row there is left to its turn.
+            if k + MEMO_AHEAD < len {
+                if let Some(Some(ahead)) = n.get(na + k + MEMO_AHEAD) {
+                    decider.prefetch(ahead);
+                }
+            }
             // A dictionary's or a run's value: read through its index among
             // the values (the key; a run found from the previous row's).
             let bad = || malformed(Column::ServerIds, row);
@@ -640,6 +647,10 @@ fn decide_rows(
         Ok(())
     })
 }
+
+/// How many rows ahead of the one being decided the kept answers of a
+/// name are fetched.
+const MEMO_AHEAD: usize = 8;
 
 /// Outcomes as an Arrow boolean bitmap (bit `i` of byte `i / 8`, least
 /// significant first): set where visible.
