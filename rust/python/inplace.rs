@@ -135,7 +135,10 @@ impl<'py> Quiet<'py> {
             if server_id.is_null() || name.is_null() {
                 return None;
             }
-            if ffi::PyUnicode_Check(server_id) == 0 || ffi::PyUnicode_Check(name) == 0 {
+            // An exact `str` by its type's address (one load); a subclass
+            // by the type's flags (a call, under the stable ABI).
+            let is_str = |s: *mut ffi::PyObject| ffi::PyUnicode_CheckExact(s) != 0 || ffi::PyUnicode_Check(s) != 0;
+            if !is_str(server_id) || !is_str(name) {
                 return None;
             }
             Some((
