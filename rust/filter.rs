@@ -493,7 +493,7 @@ pub struct Decider<'f> {
 
 impl<'f> Decider<'f> {
     pub fn new(filter: &'f StaticFilter) -> Self {
-        Decider { filter, scratch: Scratch::default(), plans: Vec::new(), known: FxHashMap::default(), last: None, memo: NameMemo::default() }
+        Decider { filter, scratch: Scratch::default(), plans: Vec::new(), known: FxHashMap::default(), last: None, memo: NameMemo::new() }
     }
 
     /// The place of `server`'s plan, resolved the first time it is asked for.

@@ -20,12 +20,14 @@
 /// Names longer than this are not kept (they are rare, and a slot is 32 bytes).
 pub const MAX_NAME: usize = 24;
 
-/// Slots at the start, and at most (16,384 slots are 512 KB: the size of a
-/// core's second-level cache or less, beside what the matcher reads).
-const FIRST_SLOTS: usize = 1 << 10;
+/// Slots at the start (2 KB: a batch of a few tools pays no more), and at
+/// most (2 MB: the names of a catalog of a million tools over thousands
+/// of servers are some tens of thousands).
+const FIRST_SLOTS: usize = 1 << 6;
 const MAX_SLOTS: usize = 1 << 16;
 
-/// A window of this many probes decides whether the memo pays.
+/// A window of probes decides whether the memo pays: four probes a slot,
+/// and at most this many.
 const WINDOW: u32 = 1 << 14;
 /// A window with fewer hits than one probe in this many turns it off...
 const POOR: u32 = 16;
@@ -71,7 +73,12 @@ impl Answer {
 #[derive(Clone, Copy, Debug)]
 pub struct Place(u32);
 
-/// A per-thread cache of name answers (see the module).
+/// Names a batch decides before it first tries the memo: a short batch (a
+/// listing of a few servers, whose names seldom repeat) pays nothing for it.
+const START: u32 = 1 << 12;
+
+/// A per-thread cache of name answers (see the module). `default()` is
+/// tried from the first name, [`new`](Self::new) after [`START`].
 #[derive(Debug, Default)]
 pub struct NameMemo {
     slots: Vec<Slot>,
@@ -109,6 +116,11 @@ fn hash_of(w: &[u64; 3], len: usize) -> u64 {
 }
 
 impl NameMemo {
+    /// A memo for a batch: tried once the batch has decided [`START`] names.
+    pub fn new() -> Self {
+        NameMemo { resting: START, ..NameMemo::default() }
+    }
+
     /// The place of `name` and what is known of it (a fresh place knows
     /// nothing); `None` when the name is too long or the memo is resting.
     #[inline]
@@ -137,7 +149,7 @@ impl NameMemo {
             *slot = Slot { hash, len: name.len() as u8 + 1, known: 0, _pad: [0; 2], name: w };
             0
         };
-        if self.probes == WINDOW {
+        if self.probes == self.window() {
             self.review();
         }
         Some((Place(at as u32), known))
@@ -161,13 +173,20 @@ impl NameMemo {
     /// old answers are dropped on growing, not moved.)
     #[cold]
     fn review(&mut self) {
-        if self.hits < WINDOW - WINDOW / 8 && self.slots.len() < MAX_SLOTS {
+        let window = self.window();
+        if self.hits < window - window / 8 && self.slots.len() < MAX_SLOTS {
             self.slots = vec![Slot::default(); self.slots.len() * 4];
-        } else if self.hits < WINDOW / POOR {
+        } else if self.hits < window / POOR {
             self.resting = REST;
         }
         self.probes = 0;
         self.hits = 0;
+    }
+
+    /// How many probes the current table's window has.
+    #[inline]
+    fn window(&self) -> u32 {
+        (4 * self.slots.len() as u32).min(WINDOW)
     }
 
     /// Records `answer` for the name at `place`.
@@ -262,10 +281,16 @@ mod tests {
     fn distinct_names_rest_the_memo_and_it_is_tried_again() {
         let mut memo = NameMemo::default();
         let mut skipped = 0u32;
-        // Windows that grow the table to its largest, one that finds it
-        // still poor, the rest, and a probe after.
-        let growths = (MAX_SLOTS / FIRST_SLOTS).ilog(4);
-        for i in 0..((growths + 1) * WINDOW + REST + 10) {
+        // Windows that grow the table to its largest (four probes a slot,
+        // at most WINDOW), one that finds it still poor, the rest, and a
+        // probe after.
+        let mut slots = FIRST_SLOTS;
+        let mut growing = 0;
+        while slots < MAX_SLOTS {
+            growing += (4 * slots as u32).min(WINDOW);
+            slots *= 4;
+        }
+        for i in 0..(growing + WINDOW + REST + 10) {
             if memo.probe(format!("t{i}").as_bytes()).is_none() {
                 skipped += 1;
             }

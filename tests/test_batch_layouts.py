@@ -88,7 +88,8 @@ def test_names_met_again_on_other_servers_answer_as_the_reference(seed):
     pool = ["".join(rng.choice(_HOSTILE) for _ in range(rng.randrange(0, 30))) for _ in range(40)]
     pool += ["read_file", "Read-File", "READ.FILE", "x" * 25, "x" * 24]
     servers = [f"s{i}" for i in range(300)] + ["GitHub", "github", "İ", "Σ"]
-    tools = [Tool(rng.choice(servers), rng.choice(pool)) for _ in range(6_000)]
+    # Past the first 4,096 names, after which a batch keeps answers.
+    tools = [Tool(rng.choice(servers), rng.choice(pool)) for _ in range(12_000)]
     # Bare globs of the names' pieces (a `/` would make a server glob).
     pieces = [name.replace("/", "")[:3] for name in pool] + ["read", "FILE", "x" * 24]
     pieces = [p for p in pieces if p.strip("*")]

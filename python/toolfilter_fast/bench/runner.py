@@ -430,7 +430,7 @@ def _layout_rows(tools: list[Tool], where: str, say: Callable[[str], None],
             id(t) for t in part if id(t) in kept]
         baseline: Callable[[], Any] = functools.partial(impl.static_filter, part)
         paired_fast, paired_base = _interleaved_medians(
-            [lambda: fast.static_filter(tools), baseline], 3)
+            [lambda: fast.static_filter(tools), baseline], 7)
         rows.append(Row(f"{name}, 1,000 + 1,000 (static_filter)", "fast", label,
                         paired_fast / n * 1e9, paired_base / len(part) * 1e9,
                         correct=correct, target=f">= {least:g}x",
