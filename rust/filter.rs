@@ -312,15 +312,17 @@ impl StaticFilter {
         hints: u8,
         scratch: &mut Scratch,
         include_bits: bool,
-        mut memo: Option<&mut NameMemo>,
+        memo: Option<&mut NameMemo>,
     ) -> u8 {
         let Scratch { index, tool: tbuf, .. } = scratch;
         // What a batch knows of this name already (a short name whose
         // groups are matched one by one, for an option with an
         // every-server group). The answer kept is that group's alone: the
         // groups of the server's own globs are matched for each tool.
-        let kept = match memo.as_deref_mut() {
-            Some(memo) if (plan.include_every || plan.exclude_every) && tool.len() <= MAX_NAME => memo.probe(tool),
+        let mut kept = match memo {
+            Some(memo) if (plan.include_every || plan.exclude_every) && tool.len() <= MAX_NAME => {
+                memo.probe(tool).map(|(place, known)| (memo, place, known))
+            }
             _ => None,
         };
         let mut bits = 0;
@@ -329,19 +331,10 @@ impl StaticFilter {
             // literal rule is looked up by it.
             let mut folded = LazyFold::new(tool, tbuf);
             let groups = &plan.exclude_groups;
-            let globbed = match (kept, self.exclude.every_server_group()) {
-                (Some((place, known)), Some(every)) if plan.exclude_every && groups.one_by_one(tool.len()) => {
-                    let hit = match NameMemo::read(known, Answer::Exclude) {
-                        Some(hit) => hit,
-                        None => {
-                            let hit = self.exclude.any_in_group_loose(every, &mut folded, index);
-                            if let Some(memo) = memo.as_deref_mut() {
-                                memo.record(place, Answer::Exclude, hit);
-                            }
-                            hit
-                        }
-                    };
-                    hit || self.exclude.any_in_groups_loose_but(groups, every, &mut folded, index)
+            let globbed = match (kept.as_mut(), self.exclude.every_server_group()) {
+                (Some((memo, place, known)), Some(every)) if plan.exclude_every && groups.one_by_one(tool.len()) => {
+                    memo.answer(*place, *known, Answer::Exclude, || self.exclude.any_in_group_loose(every, &mut folded, index))
+                        || self.exclude.any_in_groups_loose_but(groups, every, &mut folded, index)
                 }
                 _ => self.exclude.any_in_groups_loose(groups, &mut folded, index),
             };
@@ -363,18 +356,9 @@ impl StaticFilter {
         }
         let groups = &plan.include_groups;
         let globbed = |index: &mut IndexScratch| match (kept, self.include.every_server_group()) {
-            (Some((place, known)), Some(every)) if plan.include_every && groups.one_by_one(tool.len()) => {
-                let hit = match NameMemo::read(known, Answer::Include) {
-                    Some(hit) => hit,
-                    None => {
-                        let hit = self.include.any_in_group(every, tool, index);
-                        if let Some(memo) = memo {
-                            memo.record(place, Answer::Include, hit);
-                        }
-                        hit
-                    }
-                };
-                hit || self.include.any_in_groups_but(groups, every, tool, index)
+            (Some((memo, place, known)), Some(every)) if plan.include_every && groups.one_by_one(tool.len()) => {
+                memo.answer(place, known, Answer::Include, || self.include.any_in_group(every, tool, index))
+                    || self.include.any_in_groups_but(groups, every, tool, index)
             }
             _ => self.include.any_in_groups(groups, tool, index),
         };

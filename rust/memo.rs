@@ -196,6 +196,20 @@ impl NameMemo {
         slot.known |= answer.known_bit() | if value { answer.value_bit() } else { 0 };
     }
 
+    /// The answer kept at `place` (`known`: its bits from
+    /// [`probe`](Self::probe)), or else `find`'s, which is kept.
+    #[inline]
+    pub fn answer(&mut self, place: Place, known: u8, answer: Answer, find: impl FnOnce() -> bool) -> bool {
+        match Self::read(known, answer) {
+            Some(hit) => hit,
+            None => {
+                let hit = find();
+                self.record(place, answer, hit);
+                hit
+            }
+        }
+    }
+
     /// `answer` from the bits of [`probe`](Self::probe), if known.
     #[inline]
     pub fn read(known: u8, answer: Answer) -> Option<bool> {
