@@ -575,10 +575,7 @@ impl RuleSet {
         if tool.len() > groups.across_from {
             return self.any_across(groups, tool, scratch);
         }
-        groups.list.iter().any(|&g| match &self.groups[g as usize] {
-            Group::Few(start, end) => (*start..*end).any(|i| self.few.is_match(i, tool)),
-            Group::Indexed(index) => index.any_match(tool, scratch),
-        })
+        groups.list.iter().any(|&g| self.any_in_group(g, tool, scratch))
     }
 
     /// [`any_in_groups`](Self::any_in_groups) of the loose fold of `name`
@@ -591,10 +588,7 @@ impl RuleSet {
         if raw.len() > groups.across_from || !raw.is_ascii() {
             return self.any_in_groups(groups, name.get(), scratch);
         }
-        groups.list.iter().any(|&g| match &self.groups[g as usize] {
-            Group::Few(start, end) => (*start..*end).any(|i| self.few.is_match(i, name.get())),
-            Group::Indexed(index) => index.any_match_loose(name, scratch),
-        })
+        groups.list.iter().any(|&g| self.any_in_group_loose(g, name, scratch))
     }
 
     /// The group of the server glob `*`, if any rule has it.
