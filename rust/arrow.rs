@@ -577,8 +577,8 @@ fn decide_rows(
             let row = first + k;
             // What the batch keeps of a name a few rows on is fetched
             // meanwhile (`crate::memo`); a bad row there is left to its turn.
-            if k + MEMO_AHEAD < len {
-                if let Some(Some(ahead)) = n.get(na + k + MEMO_AHEAD) {
+            if k + crate::memo::AHEAD < len {
+                if let Some(Some(ahead)) = n.get(na + k + crate::memo::AHEAD) {
                     decider.prefetch(ahead);
                 }
             }
@@ -647,10 +647,6 @@ fn decide_rows(
         Ok(())
     })
 }
-
-/// How many rows ahead of the one being decided the kept answers of a
-/// name are fetched.
-const MEMO_AHEAD: usize = 8;
 
 /// Outcomes as an Arrow boolean bitmap (bit `i` of byte `i / 8`, least
 /// significant first): set where visible.

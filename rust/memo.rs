@@ -17,6 +17,10 @@
 //! rarely repeat turns it off for a stretch, and tries again after, so a
 //! catalog of distinct names pays about one probe in sixteen.
 
+/// How many tools ahead of the one being decided a batch fetches a name's
+/// slot ([`NameMemo::prefetch`]).
+pub const AHEAD: usize = 8;
+
 /// Names longer than this are not kept (they are rare, and a slot is 32 bytes).
 pub const MAX_NAME: usize = 24;
 

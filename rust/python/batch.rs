@@ -262,10 +262,6 @@ impl Reader {
     }
 }
 
-/// How many items ahead of the one being decided a worker asks for the
-/// kept answers of a name (`crate::memo`).
-const MEMO_AHEAD: usize = 8;
-
 /// One thread's matcher: its [`Decider`] lives for the whole batch, so each
 /// distinct server is resolved at most once per thread.
 struct Worker<'f> {
@@ -286,7 +282,7 @@ impl<'f> Worker<'f> {
         self.plans.clear();
         self.plans.extend(servers.iter().map(|&(a, b)| self.decider.plan_for(&bytes[a..b])));
         for (i, (item, slot)) in items.iter().zip(out).enumerate() {
-            if let Some(ahead) = items.get(i + MEMO_AHEAD) {
+            if let Some(ahead) = items.get(i + crate::memo::AHEAD) {
                 self.decider.prefetch(&bytes[ahead.name.0..ahead.name.1]);
             }
             let (server, plan) = match servers.get(item.server as usize) {
