@@ -339,7 +339,8 @@ impl StaticFilter {
                 _ => self.exclude.any_in_groups_loose(groups, &mut folded, index),
             };
             if globbed
-                || (plan.exclude_exact & length_bit(folded.folded_len()) != 0
+                || (plan.exclude_exact != 0
+                    && plan.exclude_exact & length_bit(folded.folded_len()) != 0
                     && self.exclude.exact_match(&plan.folded, folded.get()).is_some())
             {
                 return flag::EXCLUDED;

@@ -585,6 +585,10 @@ impl RuleSet {
     #[inline]
     pub fn any_in_groups_loose(&self, groups: &Groups, name: &mut LazyFold<'_>, scratch: &mut IndexScratch) -> bool {
         let raw = name.raw();
+        if groups.list.is_empty() {
+            // Nothing to match: a name that is not ASCII is not folded for it.
+            return false;
+        }
         if raw.len() > groups.across_from || !raw.is_ascii() {
             return self.any_in_groups(groups, name.get(), scratch);
         }
