@@ -12,6 +12,7 @@ use crate::hints::{HintPattern, HintSide};
 use crate::pairs::length_bit;
 use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
 use crate::memo::{Answer, NameMemo, MAX_NAME};
+use crate::shortcut::{Cache, Shortcut, SHORT};
 use crate::rules::{fold_with, Groups, PatternIssue, RuleSet, Scratch};
 
 /// Bits of [`StaticFilter::flags`].
@@ -301,7 +302,8 @@ impl StaticFilter {
 
     /// Decides one tool whose server's plan is known. `server` is raw. With
     /// `include_bits` false the include side is not matched (a batch over an
-    /// open include: the decision does not depend on it).
+    /// open include: the decision does not depend on it). `batch`: what a
+    /// batch keeps of names and the every-server groups' shortcuts.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     fn judge(
@@ -312,9 +314,10 @@ impl StaticFilter {
         hints: u8,
         scratch: &mut Scratch,
         include_bits: bool,
-        memo: Option<&mut NameMemo>,
+        batch: Option<(&mut NameMemo, &mut Cuts<'_>)>,
     ) -> u8 {
         let Scratch { index, tool: tbuf, .. } = scratch;
+        let (memo, mut cuts) = batch.map_or((None, None), |(memo, cuts)| (Some(memo), Some(cuts)));
         // What a batch knows of this name already (a short name whose
         // groups are matched one by one, for an option with an
         // every-server group). The answer kept is that group's alone: the
@@ -331,10 +334,20 @@ impl StaticFilter {
             // literal rule is looked up by it.
             let mut folded = LazyFold::new(tool, tbuf);
             let groups = &plan.exclude_groups;
-            let globbed = match (kept.as_mut(), self.exclude.every_server_group()) {
-                (Some((memo, place, known)), Some(every)) if plan.exclude_every && groups.one_by_one(tool.len()) => {
-                    memo.answer(*place, *known, Answer::Exclude, || self.exclude.any_in_group_loose(every, &mut folded, index))
-                        || self.exclude.any_in_groups_loose_but(groups, every, &mut folded, index)
+            let cut = cuts.as_mut().is_some_and(|c| c.exclude.is_some());
+            let globbed = match self.exclude.every_server_group() {
+                // The every-server group apart, its answer kept or found
+                // by the batch's shortcut, the others after.
+                Some(every) if plan.exclude_every && groups.one_by_one(tool.len()) && (kept.is_some() || cut) => {
+                    let mut find = || {
+                        let shortcut = cuts.as_mut().and_then(|c| c.exclude_match(&mut folded, index));
+                        shortcut.unwrap_or_else(|| self.exclude.any_in_group_loose(every, &mut folded, index))
+                    };
+                    let hit = match kept.as_mut() {
+                        Some((memo, place, known)) => memo.answer(*place, *known, Answer::Exclude, find),
+                        None => find(),
+                    };
+                    hit || self.exclude.any_in_groups_loose_but(groups, every, &mut folded, index)
                 }
                 _ => self.exclude.any_in_groups_loose(groups, &mut folded, index),
             };
@@ -356,10 +369,18 @@ impl StaticFilter {
             return bits;
         }
         let groups = &plan.include_groups;
-        let globbed = |index: &mut IndexScratch| match (kept, self.include.every_server_group()) {
-            (Some((memo, place, known)), Some(every)) if plan.include_every && groups.one_by_one(tool.len()) => {
-                memo.answer(place, known, Answer::Include, || self.include.any_in_group(every, tool, index))
-                    || self.include.any_in_groups_but(groups, every, tool, index)
+        let cut = cuts.as_mut().is_some_and(|c| c.include.is_some());
+        let globbed = |index: &mut IndexScratch| match self.include.every_server_group() {
+            Some(every) if plan.include_every && groups.one_by_one(tool.len()) && (kept.is_some() || cut) => {
+                let mut find = || {
+                    let shortcut = cuts.as_mut().and_then(|c| c.include_match(tool, index));
+                    shortcut.unwrap_or_else(|| self.include.any_in_group(every, tool, index))
+                };
+                let hit = match kept {
+                    Some((memo, place, known)) => memo.answer(place, known, Answer::Include, find),
+                    None => find(),
+                };
+                hit || self.include.any_in_groups_but(groups, every, tool, index)
             }
             _ => self.include.any_in_groups(groups, tool, index),
         };
@@ -474,11 +495,82 @@ pub struct Decider<'f> {
     last: Option<u32>,
     /// The every-server groups' answers for the names met lately.
     memo: NameMemo,
+    /// The every-server groups' shortcuts, taken once the batch is long.
+    cuts: Cuts<'f>,
+    /// Tools decided, up to [`CUTS_AFTER`].
+    decided: u32,
+}
+
+/// Tools a thread decides before it takes the every-server groups'
+/// shortcuts: a short batch pays nothing for their states.
+const CUTS_AFTER: u32 = 1 << 12;
+
+/// One thread's use of the every-server groups' [`Shortcut`]s, each with its
+/// cache of states (given back to the shortcut for the next batch). A
+/// shortcut that gives up is dropped for the rest of the batch.
+#[derive(Default)]
+struct Cuts<'f> {
+    exclude: Option<(&'f Shortcut, Cache)>,
+    include: Option<(&'f Shortcut, Cache)>,
+}
+
+impl<'f> Cuts<'f> {
+    fn take(filter: &'f StaticFilter) -> Self {
+        let take = |set: &'f RuleSet| set.every_shortcut().and_then(|cut| Some((cut, cut.take_cache()?)));
+        Cuts { exclude: take(&filter.exclude), include: take(&filter.include) }
+    }
+
+    /// The every-server exclude group's answer for the fold of `name`, if
+    /// the shortcut gives one.
+    #[inline]
+    fn exclude_match(&mut self, name: &mut LazyFold<'_>, index: &mut IndexScratch) -> Option<bool> {
+        let (cut, cache) = self.exclude.as_mut()?;
+        if name.raw().len() > SHORT {
+            return None;
+        }
+        let found = cut.any_match_loose(name, cache, index);
+        if found.is_none() {
+            self.exclude = None;
+        }
+        found
+    }
+
+    /// The every-server include group's answer for `tool`, if the shortcut
+    /// gives one.
+    #[inline]
+    fn include_match(&mut self, tool: &[u8], index: &mut IndexScratch) -> Option<bool> {
+        let (cut, cache) = self.include.as_mut()?;
+        if tool.len() > SHORT {
+            return None;
+        }
+        let found = cut.any_match(tool, cache, index);
+        if found.is_none() {
+            self.include = None;
+        }
+        found
+    }
+}
+
+impl Drop for Cuts<'_> {
+    fn drop(&mut self) {
+        for (cut, cache) in [self.exclude.take(), self.include.take()].into_iter().flatten() {
+            cut.give_back(cache);
+        }
+    }
 }
 
 impl<'f> Decider<'f> {
     pub fn new(filter: &'f StaticFilter) -> Self {
-        Decider { filter, scratch: Scratch::default(), plans: Vec::new(), known: FxHashMap::default(), last: None, memo: NameMemo::new() }
+        Decider {
+            filter,
+            scratch: Scratch::default(),
+            plans: Vec::new(),
+            known: FxHashMap::default(),
+            last: None,
+            memo: NameMemo::new(),
+            cuts: Cuts::default(),
+            decided: 0,
+        }
     }
 
     /// The place of `server`'s plan, resolved the first time it is asked for.
@@ -516,11 +608,18 @@ impl<'f> Decider<'f> {
     #[inline]
     pub fn decide_planned(&mut self, plan: u32, server: &[u8], tool: &[u8], hints: u8) -> Outcome {
         let filter = self.filter;
+        if self.decided < CUTS_AFTER {
+            self.decided += 1;
+            if self.decided == CUTS_AFTER {
+                self.cuts = Cuts::take(filter);
+            }
+        }
         let plan = match &filter.blind {
             Some(blind) => blind,
             None => &self.plans[plan as usize].0,
         };
-        filter.outcome(filter.judge(plan, server, tool, hints, &mut self.scratch, !filter.include_open, Some(&mut self.memo)))
+        let batch = Some((&mut self.memo, &mut self.cuts));
+        filter.outcome(filter.judge(plan, server, tool, hints, &mut self.scratch, !filter.include_open, batch))
     }
 
     /// A hint that `tool` is decided soon (a few tools ahead): its kept
@@ -642,6 +741,45 @@ mod tests {
             let name = names[next(n as u64) as usize].as_bytes();
             let want = f.outcome(f.flags(server, name, &mut FlagScratch::default()));
             assert_eq!(decider.decide(server, name, 0), want, "{i}");
+        }
+    }
+
+    /// Past the first few thousand tools a batch answers the every-server
+    /// groups through their shortcuts: its decisions stay the scalar path's
+    /// on names drawn from an alphabet where keys collide, cases and
+    /// separators differ and characters fold to others.
+    #[test]
+    fn shortcuts_decide_as_scalar() {
+        let alphabet = ["a", "A", "b", "_", "-", ".", "\u{130}", "\u{212a}", "\u{3a3}", "\0", "/", ":"];
+        let mut next = crate::test_rng::below(0x6A09_E667_F3BC_C909);
+        let word = |next: &mut dyn FnMut(u64) -> u64, len: u64| -> String {
+            (0..1 + next(len)).map(|_| alphabet[next(alphabet.len() as u64) as usize]).collect()
+        };
+        for round in 0..4 {
+            let side = |next: &mut dyn FnMut(u64) -> u64| -> Vec<String> {
+                (0..40)
+                    .map(|i| match i % 6 {
+                        0 => word(next, 4).replace('/', "_"),
+                        1 => format!("{}*", word(next, 3)).replace('/', "_"),
+                        2 => format!("*{}", word(next, 3)).replace('/', "_"),
+                        3 => format!("*{}*", word(next, 3)).replace('/', "_"),
+                        4 => format!("{}*{}*{}", word(next, 1), word(next, 1), word(next, 1)).replace('/', "_"),
+                        _ => format!("s{}/{}*", i % 3, word(next, 2)),
+                    })
+                    .collect()
+            };
+            let include = side(&mut next);
+            let exclude = side(&mut next);
+            let f = StaticFilter::compile(&include, &exclude, &[], &[], false).unwrap();
+            assert!(f.include.every_shortcut().is_some() && f.exclude.every_shortcut().is_some(), "round {round}");
+            let mut decider = Decider::new(&f);
+            for i in 0..12_000 {
+                let server = format!("s{}", next(4));
+                let name = word(&mut next, 8);
+                let want = f.outcome(f.flags(server.as_bytes(), name.as_bytes(), &mut FlagScratch::default()));
+                assert_eq!(decider.decide(server.as_bytes(), name.as_bytes(), 0), want, "round {round}, tool {i}: {name:?}");
+            }
+            assert!(decider.cuts.exclude.is_some() && decider.cuts.include.is_some(), "round {round}");
         }
     }
 

@@ -342,6 +342,9 @@ pub struct SegmentIndex {
 /// rule set's small groups share one list of their own, `rules::Group::Few`.)
 const SMALL_SET: usize = 4;
 
+/// An anchor at least this long keys a glob of [`SegmentIndex::build_anchored`].
+const ANCHOR_MIN: usize = 2;
+
 /// Reusable per-thread buffers for queries.
 pub struct Scratch {
     seen: KeySet,
@@ -369,6 +372,28 @@ impl Scratch {
 
 impl SegmentIndex {
     pub fn build<'a, I>(globs: I) -> Self
+    where
+        I: IntoIterator<Item = (&'a [u8], u32)>,
+    {
+        Self::build_keyed(globs, usize::MAX)
+    }
+
+    /// [`build`](Self::build), keying a glob by its prefix or suffix (the
+    /// longer) when that is at least two bytes, even where a middle literal
+    /// is longer: for globs such as `get*by*id`, whose middle words most
+    /// names hold, while few start or end as they must. A walk from the
+    /// start or the end finds them where a scan for the middle would find
+    /// a candidate in most names.
+    pub fn build_anchored<'a, I>(globs: I) -> Self
+    where
+        I: IntoIterator<Item = (&'a [u8], u32)>,
+    {
+        Self::build_keyed(globs, ANCHOR_MIN)
+    }
+
+    /// `anchor_min`: the least anchor length that keys a glob whatever its
+    /// middle literals (`usize::MAX`: always its longest literal).
+    fn build_keyed<'a, I>(globs: I, anchor_min: usize) -> Self
     where
         I: IntoIterator<Item = (&'a [u8], u32)>,
     {
@@ -401,7 +426,8 @@ impl SegmentIndex {
             };
             // Key a glob by its longest literal, the most selective one; only
             // a hit on that key leads to the (linear) verification.
-            let key_len = shape.prefix.len().max(shape.suffix.len()).max(shape.longest_middle.len());
+            let anchor = shape.prefix.len().max(shape.suffix.len());
+            let key_len = if anchor >= anchor_min { anchor } else { anchor.max(shape.longest_middle.len()) };
             if key_len == 0 {
                 index.any.push(id);
             } else if shape.prefix.len() == key_len {

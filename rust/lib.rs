@@ -27,6 +27,7 @@ pub mod re2;
 pub mod recycle;
 pub mod relevance;
 pub mod rules;
+pub mod shortcut;
 pub mod sweep;
 pub mod trie;
 pub mod wtf8;

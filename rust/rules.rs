@@ -14,6 +14,7 @@ use crate::fold::{fold_ascii_word, Fold, LazyFold};
 use crate::glob::{GlobList, SegmentGlob};
 use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
 use crate::pairs::PairTable;
+use crate::shortcut::Shortcut;
 
 /// Why a string pattern was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,6 +203,9 @@ pub struct RuleSet {
     /// (bare tool patterns and `*/tool`): its answer depends on the tool
     /// alone, so a batch may keep it per name (`crate::memo`).
     every: Option<u32>,
+    /// The every-server group's [`Shortcut`] for long batches, built by the
+    /// first that asks for it (`None` inside: the group has none).
+    shortcut: OnceLock<Option<Box<Shortcut>>>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -495,7 +499,8 @@ impl RuleSet {
         let servers = SegmentIndex::build(server_globs.iter().enumerate().map(|(g, s)| (*s, g as u32)));
         let across = OnceLock::new();
         let every = group_of.get(&b"*"[..]).copied();
-        Ok(RuleSet { exact, servers, groups, few, few_ids, len: rules.len(), fold, text, tool_globs, across, every })
+        let shortcut = OnceLock::new();
+        Ok(RuleSet { exact, servers, groups, few, few_ids, len: rules.len(), fold, text, tool_globs, across, every, shortcut })
     }
 
     pub fn len(&self) -> usize {
@@ -599,6 +604,26 @@ impl RuleSet {
     #[inline]
     pub fn every_server_group(&self) -> Option<u32> {
         self.every
+    }
+
+    /// The [`Shortcut`] of the every-server group, built by the first call:
+    /// for a group of more than a few globs, on a set that matches exactly
+    /// or under the loose fold.
+    pub fn every_shortcut(&self) -> Option<&Shortcut> {
+        let every = self.every?;
+        let built = self.shortcut.get_or_init(|| {
+            let loose = match self.fold {
+                None => false,
+                Some(Fold::Loose) => true,
+                Some(Fold::Lower) => return None,
+            };
+            if !matches!(self.groups[every as usize], Group::Indexed(_)) {
+                return None;
+            }
+            let globs = self.tool_globs.iter().filter(|t| t.group == every);
+            Shortcut::build(globs.map(|t| &self.text[t.start as usize..t.end as usize]), loose).map(Box::new)
+        });
+        built.as_deref()
     }
 
     /// Whether a rule of group `g` matches `tool` (already folded).

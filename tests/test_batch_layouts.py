@@ -76,6 +76,38 @@ def test_python_code_between_items_ends_what_the_table_remembers():
 _HOSTILE = ["a", "B", "_", "-", ".", "/", ":", "*", "\x00", "İ", "Σ", "ς", "\u212a", "k", "\ud800", "é"]
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_names_never_met_again_answer_as_the_reference(seed):
+    # Past its first 4,096 tools a batch answers the every-server globs by
+    # their shortcut (an automaton of the literal, prefix, suffix and infix
+    # globs, the others indexed apart): hostile names that hardly repeat,
+    # against globs of every shape on both sides, answer as the reference
+    # does, on one thread and two.
+    import random
+
+    rng = random.Random(1000 + seed)
+
+    def word(most: int) -> str:
+        return "".join(rng.choice(_HOSTILE) for _ in range(rng.randrange(1, most + 1))).replace("/", "")
+
+    tools = [Tool(f"s{rng.randrange(50)}", word(12)) for _ in range(12_000)]
+    assert len({t.name for t in tools}) > 5_000
+
+    def side() -> list[str]:
+        shapes = [lambda: word(3), lambda: word(2) + "*", lambda: "*" + word(2),
+                  lambda: "*" + word(2) + "*", lambda: f"{word(1)}*{word(1)}*{word(1)}",
+                  lambda: f"*{word(1)}*{word(1)}*"]
+        globs = [rng.choice(shapes)().replace("**", "*") for _ in range(60)]
+        return [g for g in globs if g.strip("*")] + ["s1/*", f"s2/{word(2)}*"]
+
+    include, exclude = side(), side()
+    fast = toolfilter_fast.compile(include=include, exclude=exclude)
+    want = reference.compile(include=include, exclude=exclude).static_mask(tools)
+    assert True in want and False in want
+    for threads in (1, 2):
+        assert fast.static_mask(tools, threads=threads) == want
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_names_met_again_on_other_servers_answer_as_the_reference(seed):
     # A batch keeps what the every-server patterns said of a name for the

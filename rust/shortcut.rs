@@ -1,0 +1,350 @@
+//! A batch's shortcut through the globs that apply to every server.
+//!
+//! The group of the server glob `*` (bare tool patterns and `*/tool`) is most
+//! of a long list, and [`SegmentIndex`] answers it with two trie walks and an
+//! automaton scan over each name, a few hundred instructions a name. Most of
+//! those globs are *simple*: a literal, `prefix*`, `*suffix` or `*infix*`.
+//! Together they are one regular language whose automaton is small: while
+//! the name's start is still a prefix of some literal or prefix glob, the
+//! state is that trie node (which also fixes where a scan for the suffixes
+//! and infixes would be); after, it is the scan's state alone. So a
+//! deterministic automaton over all of them has no more states than the
+//! trie and the scan together, and a name costs one table step a byte,
+//! ending at the first byte after which a glob has matched.
+//!
+//! The automaton is `regex-automata`'s lazy DFA: states are made the first
+//! time a name reaches them and kept in a per-thread cache, so a batch pays
+//! only for the states its names visit, and never determinizes what no name
+//! asks for. The globs with two or more stars between literals
+//! (`get*by*id`, `*a*b*`), which would multiply its states, stay in an index
+//! of their own, keyed by an anchored end when they have one of at least two
+//! bytes (the start or the end of a name, one walk) rather than a middle
+//! word that most names hold.
+//!
+//! Linear time: a name is scanned once, plus the states it makes. A state is
+//! made from the states of the patterns' automaton it stands for, which are
+//! bounded by the patterns; the cache is bounded, and a batch whose names
+//! make states faster than they reuse them (the cache cleared again and
+//! again with few bytes scanned per state) makes the automaton give up: the
+//! batch then goes back to the index for the rest of its names. Names longer
+//! than [`SHORT`] bytes always take the index, whose long-string paths are
+//! built for them.
+//!
+//! The exclude side's globs are folded; its automaton reads a name's bytes
+//! through the loose fold instead of folding the name: every ASCII byte of a
+//! glob stands for the class of bytes that fold to it (`a` for `a` and `A`,
+//! `_` for `_`, `-` and `.`), which is exact for an ASCII name, whose loose
+//! fold is byte for byte. A name with another character is folded first, and
+//! its fold matched (its ASCII bytes are then in their folded form, which
+//! each class holds).
+
+use std::fmt::Write as _;
+use std::sync::Mutex;
+
+pub use regex_automata::hybrid::dfa::Cache;
+use regex_automata::hybrid::dfa::DFA;
+use regex_automata::nfa::thompson;
+use regex_automata::util::syntax;
+use regex_automata::{Anchored, Input};
+
+use crate::fold::LazyFold;
+use crate::glob::GlobParts;
+use crate::index::{Scratch, SegmentIndex};
+
+/// Names longer than this take the index.
+pub const SHORT: usize = 256;
+
+/// Groups with more simple globs' bytes than this get no shortcut: their
+/// automaton's states could be as large as the patterns, and the index is
+/// flat in the patterns anyway.
+const MAX_SIMPLE_BYTES: usize = 1 << 20;
+
+/// Each thread's cache of the automaton's states: big enough for the states
+/// of a few thousand globs against any catalog we measured (about 2 MB for
+/// 600 globs over a million distinct names).
+const CACHE_BYTES: usize = 8 << 20;
+
+/// The automaton gives up once its cache has been cleared this often with
+/// fewer than [`MIN_BYTES_PER_STATE`] bytes scanned per state made since.
+const MIN_CLEARS: usize = 3;
+const MIN_BYTES_PER_STATE: usize = 16;
+
+/// The simple globs of a group as one automaton, and the others indexed.
+#[derive(Debug)]
+pub struct Shortcut {
+    dfa: Option<DFA>,
+    rest: Option<SegmentIndex>,
+    /// The caches of threads that used the automaton, for the next batch:
+    /// its states are made once, not per batch.
+    caches: Mutex<Vec<Cache>>,
+}
+
+/// What a glob is to the shortcut.
+enum Simple<'a> {
+    Literal(&'a [u8]),
+    Prefix(&'a [u8]),
+    Suffix(&'a [u8]),
+    Infix(&'a [u8]),
+    /// Only stars: matches everything.
+    Any,
+    /// Two literal pieces or more between its ends, or a prefix and a suffix.
+    Other,
+}
+
+fn classify(glob: &[u8]) -> Simple<'_> {
+    let parts = GlobParts::split(glob);
+    if !parts.has_star {
+        return Simple::Literal(glob);
+    }
+    match (parts.prefix.is_empty(), parts.middles.as_slice(), parts.suffix.is_empty()) {
+        (true, [], true) => Simple::Any,
+        (false, [], true) => Simple::Prefix(parts.prefix),
+        (true, [], false) => Simple::Suffix(parts.suffix),
+        (true, [infix], true) => Simple::Infix(infix),
+        _ => Simple::Other,
+    }
+}
+
+/// Appends `bytes` to a pattern of the automaton's syntax, each byte escaped
+/// (under the loose fold, each ASCII byte as the class of bytes folding to it).
+fn push_literal(out: &mut String, bytes: &[u8], loose: bool) {
+    for &b in bytes {
+        match (loose, b) {
+            (true, b'a'..=b'z') => {
+                let _ = write!(out, "[\\x{b:02x}\\x{:02x}]", b.to_ascii_uppercase());
+            }
+            (true, b'_') => out.push_str("[_\\x2d\\x2e]"),
+            _ => {
+                let _ = write!(out, "\\x{b:02x}");
+            }
+        }
+    }
+}
+
+/// An alternation of literals, or `None` for none.
+fn alternation(pieces: &[&[u8]], loose: bool) -> Option<String> {
+    let (first, rest) = pieces.split_first()?;
+    let mut out = String::from("(?:");
+    push_literal(&mut out, first, loose);
+    for piece in rest {
+        out.push('|');
+        push_literal(&mut out, piece, loose);
+    }
+    out.push(')');
+    Some(out)
+}
+
+/// A copy keeps none of the caches.
+impl Clone for Shortcut {
+    fn clone(&self) -> Self {
+        Shortcut { dfa: self.dfa.clone(), rest: self.rest.clone(), caches: Mutex::new(Vec::new()) }
+    }
+}
+
+impl Shortcut {
+    /// The shortcut of a group of (already folded, for `loose`) tool globs;
+    /// `None` when it would not be one: a glob of only stars (the group
+    /// matches everything, which the index answers at once), no simple
+    /// glob, or too many of their bytes.
+    pub fn build<'a>(globs: impl IntoIterator<Item = &'a [u8]>, loose: bool) -> Option<Self> {
+        let (mut literals, mut prefixes, mut suffixes, mut infixes, mut rest) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for glob in globs {
+            match classify(glob) {
+                Simple::Literal(l) => literals.push(l),
+                Simple::Prefix(p) => prefixes.push(p),
+                Simple::Suffix(s) => suffixes.push(s),
+                Simple::Infix(i) => infixes.push(i),
+                Simple::Any => return None,
+                Simple::Other => rest.push(glob),
+            }
+        }
+        let simple = [&literals, &prefixes, &suffixes, &infixes];
+        let bytes: usize = simple.iter().flat_map(|v| v.iter()).map(|p| p.len()).sum();
+        if simple.iter().all(|v| v.is_empty()) || bytes > MAX_SIMPLE_BYTES {
+            return None;
+        }
+        // A literal must end the name; a prefix may, or not; a suffix ends
+        // it anywhere after the start; an infix anywhere. With the search
+        // stopping at its first match, a prefix or an infix is decided where
+        // it ends.
+        let mut branches = Vec::new();
+        if let Some(l) = alternation(&literals, loose) {
+            branches.push(format!("{l}$"));
+        }
+        if let Some(p) = alternation(&prefixes, loose) {
+            branches.push(p);
+        }
+        let floating: Vec<String> = [alternation(&suffixes, loose).map(|s| format!("{s}$")), alternation(&infixes, loose)]
+            .into_iter()
+            .flatten()
+            .collect();
+        if !floating.is_empty() {
+            branches.push(format!("(?s:.)*?(?:{})", floating.join("|")));
+        }
+        let pattern = format!("(?s-u)^(?:{})", branches.join("|"));
+        let dfa = DFA::builder()
+            .syntax(syntax::Config::new().unicode(false).utf8(false))
+            .thompson(thompson::Config::new().utf8(false))
+            .configure(
+                DFA::config()
+                    .cache_capacity(CACHE_BYTES)
+                    .minimum_cache_clear_count(Some(MIN_CLEARS))
+                    .minimum_bytes_per_state(Some(MIN_BYTES_PER_STATE)),
+            )
+            .build(&pattern)
+            .ok()?;
+        let rest = (!rest.is_empty()).then(|| SegmentIndex::build_anchored(rest.iter().map(|g| (*g, 0))));
+        Some(Shortcut { dfa: Some(dfa), rest, caches: Mutex::new(Vec::new()) })
+    }
+
+    /// A cache for one thread's batch: one a batch before kept, or a new one.
+    pub fn take_cache(&self) -> Option<Cache> {
+        let dfa = self.dfa.as_ref()?;
+        let kept = self.caches.lock().ok().and_then(|mut caches| caches.pop());
+        Some(kept.unwrap_or_else(|| dfa.create_cache()))
+    }
+
+    /// Keeps a cache for the next batch.
+    pub fn give_back(&self, cache: Cache) {
+        if let Ok(mut caches) = self.caches.lock() {
+            caches.push(cache);
+        }
+    }
+
+    /// Whether a simple glob matches `s`, or `None` when the automaton gave
+    /// up (its cache thrashing): the caller asks the index instead, and
+    /// should stop using the shortcut.
+    #[inline]
+    fn simple_match(&self, s: &[u8], cache: &mut Cache) -> Option<bool> {
+        let dfa = self.dfa.as_ref()?;
+        let input = Input::new(s).anchored(Anchored::Yes).earliest(true);
+        dfa.try_search_fwd(cache, &input).ok().map(|m| m.is_some())
+    }
+
+    /// Whether a glob of the group matches `s` (at most [`SHORT`] bytes,
+    /// folded already for a loose group): `None` when the automaton gave up.
+    #[inline]
+    pub fn any_match(&self, s: &[u8], cache: &mut Cache, scratch: &mut Scratch) -> Option<bool> {
+        debug_assert!(s.len() <= SHORT);
+        if self.simple_match(s, cache)? {
+            return Some(true);
+        }
+        Some(self.rest.as_ref().is_some_and(|rest| rest.any_match(s, scratch)))
+    }
+
+    /// [`any_match`](Self::any_match) of a loose group against the fold of
+    /// `name`: an ASCII name is read as it is (see the module).
+    #[inline]
+    pub fn any_match_loose(&self, name: &mut LazyFold<'_>, cache: &mut Cache, scratch: &mut Scratch) -> Option<bool> {
+        let raw = name.raw();
+        if !raw.is_ascii() {
+            return self.any_match(name.get(), cache, scratch);
+        }
+        debug_assert!(raw.len() <= SHORT);
+        if self.simple_match(raw, cache)? {
+            return Some(true);
+        }
+        Some(self.rest.as_ref().is_some_and(|rest| rest.any_match_loose(name, scratch)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fold::{loose_ascii, Fold};
+
+    /// The bytes whose loose fold is `b`.
+    fn loose_class_of(b: u8) -> Vec<u8> {
+        (0..128u8).filter(|&x| loose_ascii(x) == b).collect()
+    }
+
+    /// The classes the loose automaton reads an ASCII byte as are those of
+    /// its fold: a change to the fold that the classes do not follow fails.
+    #[test]
+    fn loose_classes_are_the_fold() {
+        for b in 0..128u8 {
+            let mut pattern = String::from("(?s-u)^");
+            push_literal(&mut pattern, &[b], true);
+            pattern.push('$');
+            let re = regex::bytes::Regex::new(&pattern).unwrap();
+            let class: Vec<u8> = (0..=255u8).filter(|&x| re.is_match(&[x])).collect();
+            // A folded glob holds no byte that folds to another: those have no class.
+            if loose_ascii(b) == b {
+                assert_eq!(class, loose_class_of(b), "byte {b:#x}");
+            }
+        }
+    }
+
+    fn naive(globs: &[Vec<u8>], s: &[u8]) -> bool {
+        globs.iter().any(|g| crate::glob::SegmentGlob::new(g).is_match(s))
+    }
+
+    /// Checks the shortcut of `globs` (exact and loose) against each glob
+    /// on its own; false when the globs have none.
+    fn check(globs: &[Vec<u8>], names: &[Vec<u8>]) -> bool {
+        let Some(cut) = Shortcut::build(globs.iter().map(Vec::as_slice), false) else { return false };
+        let mut cache = cut.take_cache().unwrap();
+        let mut scratch = Scratch::default();
+        for name in names {
+            assert_eq!(cut.any_match(name, &mut cache, &mut scratch), Some(naive(globs, name)), "{globs:?} on {name:?}");
+        }
+        cut.give_back(cache);
+        // Loose: the globs folded, each name read through the fold.
+        let folded: Vec<Vec<u8>> = globs.iter().map(|g| Fold::Loose.apply(g)).collect();
+        let cut = Shortcut::build(folded.iter().map(Vec::as_slice), true).expect("folding keeps a glob's kind");
+        let mut cache = cut.take_cache().unwrap();
+        for name in names {
+            let mut buf = Vec::new();
+            let mut lazy = LazyFold::new(name, &mut buf);
+            let want = naive(&folded, &Fold::Loose.apply(name));
+            assert_eq!(cut.any_match_loose(&mut lazy, &mut cache, &mut scratch), Some(want), "{folded:?} on {name:?}");
+        }
+        true
+    }
+
+    #[test]
+    fn random_sets_agree_with_each_glob() {
+        let mut next = crate::test_rng::below(0x5DEE_CE66_D1CE_4E5B);
+        let alphabet: [&[u8]; 9] = [b"a", b"A", b"b", b"_", b"-", b".", b"*", "\u{130}".as_bytes(), b"\0"];
+        let pick = |next: &mut dyn FnMut(u64) -> u64, len: u64, stars: bool| -> Vec<u8> {
+            let mut out = Vec::new();
+            for _ in 0..next(len) {
+                let k = next(alphabet.len() as u64) as usize;
+                if !stars && alphabet[k] == b"*" {
+                    continue;
+                }
+                out.extend_from_slice(alphabet[k]);
+            }
+            out
+        };
+        let mut checked = 0;
+        for _ in 0..3_000 {
+            let globs: Vec<Vec<u8>> = (0..1 + next(9)).map(|_| pick(&mut next, 6, true)).collect();
+            let names: Vec<Vec<u8>> = (0..12).map(|_| pick(&mut next, 9, false)).collect();
+            checked += usize::from(check(&globs, &names));
+        }
+        // Sets with a glob of only stars, or no simple glob, have none.
+        assert!(checked > 1_000, "{checked}");
+    }
+
+    #[test]
+    fn each_kind_of_glob() {
+        let globs: Vec<Vec<u8>> =
+            ["create_issue", "list_*", "*_v2", "*pull*", "get*by*id", "*a*b*", "x*y"].iter().map(|g| g.as_bytes().to_vec()).collect();
+        let names: Vec<Vec<u8>> = [
+            "create_issue", "create_issues", "list_", "lis", "read_v2", "v2", "open_pull_request", "get_user_by_id",
+            "get_id", "zazbz", "xy", "x_y", "", "CREATE-ISSUE", "List.Files", "Read.V2", "Get-Repo-By-Id",
+        ]
+        .iter()
+        .map(|n| n.as_bytes().to_vec())
+        .collect();
+        assert!(check(&globs, &names));
+    }
+
+    #[test]
+    fn a_group_that_matches_everything_has_none() {
+        assert!(Shortcut::build([&b"a*"[..], b"**"], false).is_none());
+        assert!(Shortcut::build([&b"a*b*c"[..]], false).is_none());
+    }
+}
