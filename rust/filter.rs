@@ -12,7 +12,7 @@ use crate::hints::{HintPattern, HintSide};
 use crate::pairs::length_bit;
 use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
 use crate::memo::{Answer, NameMemo, MAX_NAME};
-use crate::shortcut::{Cache, Shortcut, SHORT};
+use crate::shortcut::{Held, Shortcut, SHORT};
 use crate::rules::{fold_with, Groups, PatternIssue, RuleSet, Scratch};
 
 /// Bits of [`StaticFilter::flags`].
@@ -510,8 +510,8 @@ const CUTS_AFTER: u32 = 1 << 12;
 /// shortcut that gives up is dropped for the rest of the batch.
 #[derive(Default)]
 struct Cuts<'f> {
-    exclude: Option<(&'f Shortcut, Cache)>,
-    include: Option<(&'f Shortcut, Cache)>,
+    exclude: Option<(&'f Shortcut, Held)>,
+    include: Option<(&'f Shortcut, Held)>,
 }
 
 impl<'f> Cuts<'f> {

@@ -32,6 +32,8 @@
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
+use rustc_hash::FxHashMap;
+
 use crate::fold::{loose_ascii, LazyFold};
 use crate::glob::{Fit, GlobList, GlobShape, Known};
 use crate::literals::{KeySet, LiteralScanner};
@@ -42,11 +44,61 @@ use crate::trie::{key_head, sort_by_key_bytes, ByteTrie};
 const NO_VERIFY: u32 = u32::MAX;
 
 /// A glob found through a key; `verify` is the slot in the index's `verify`
-/// list of the full glob when the key alone does not decide.
+/// list of the full glob when the key alone does not decide, and `tips`
+/// the first two bytes of its prefix and the last two of its suffix (as
+/// far as they go), which a string's [`Tips`] are compared with before the
+/// glob is verified: most candidates of a list are turned down there, by
+/// one comparison of two words.
 #[derive(Clone, Copy, Debug)]
 struct Candidate {
     id: u32,
     verify: u32,
+    tips: Tips,
+}
+
+/// The first two and the last two bytes of a string (of a glob's prefix and
+/// suffix), packed into a word, with the mask of the bytes that are there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Tips {
+    bytes: u32,
+    mask: u32,
+}
+
+impl Tips {
+    /// A string's tips as a walk reads them, through `map`. A string shorter
+    /// than two bytes has zeros where it has no byte: it is then shorter
+    /// than a glob whose tips look there, which its verification turns down.
+    #[inline]
+    fn of(s: &[u8], map: impl Fn(u8) -> u8) -> Self {
+        let at = |i: usize| u32::from(map(s[i]));
+        let bytes = match s.len() {
+            0 => 0,
+            1 => at(0) | at(0) << 24,
+            n => at(0) | at(1) << 8 | at(n - 2) << 16 | at(n - 1) << 24,
+        };
+        Tips { bytes, mask: u32::MAX }
+    }
+
+    /// A glob's tips: its prefix's first two bytes and its suffix's last two.
+    fn of_ends(prefix: &[u8], suffix: &[u8]) -> Self {
+        let mut tips = Tips::default();
+        for (i, &b) in prefix.iter().take(2).enumerate() {
+            tips.bytes |= u32::from(b) << (8 * i);
+            tips.mask |= 0xFF << (8 * i);
+        }
+        for (i, &b) in suffix.iter().rev().take(2).enumerate() {
+            tips.bytes |= u32::from(b) << (24 - 8 * i);
+            tips.mask |= 0xFF << (24 - 8 * i);
+        }
+        tips
+    }
+
+    /// Whether a string with tips `s` may match a glob with these: where
+    /// both have bytes, they are equal.
+    #[inline(always)]
+    fn allow(self, s: Tips) -> bool {
+        (self.bytes ^ s.bytes) & self.mask == 0
+    }
 }
 
 /// How a query verifies its candidates.
@@ -60,8 +112,10 @@ trait Verify {
 }
 
 /// Each candidate at once: for strings up to [`LONG_STRING`] bytes, whose
-/// globs cost at most that much each to verify.
-struct AtOnce;
+/// globs cost at most that much each to verify. `tips`: the string's.
+struct AtOnce {
+    tips: Tips,
+}
 
 impl Verify for AtOnce {
     const LONG: bool = false;
@@ -70,7 +124,7 @@ impl Verify for AtOnce {
     /// apart what is known.)
     #[inline(always)]
     fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList, _: Known) -> bool {
-        c.verify == NO_VERIFY || globs.is_match(c.verify, s)
+        c.verify == NO_VERIFY || (c.tips.allow(self.tips) && globs.is_match(c.verify, s))
     }
 }
 
@@ -82,6 +136,8 @@ impl Verify for AtOnce {
 /// pieces is decided by its ends.
 struct LazyVerify<'n, 'a> {
     name: &'n mut LazyFold<'a>,
+    /// The fold's tips.
+    tips: Tips,
 }
 
 impl Verify for LazyVerify<'_, '_> {
@@ -91,6 +147,9 @@ impl Verify for LazyVerify<'_, '_> {
     fn accepts(&mut self, c: Candidate, _: &[u8], globs: &GlobList, known: Known) -> bool {
         if c.verify == NO_VERIFY {
             return true;
+        }
+        if !c.tips.allow(self.tips) {
+            return false;
         }
         match globs.fit_mapped(c.verify, self.name.raw(), loose_ascii, known) {
             Fit::No => false,
@@ -118,6 +177,8 @@ struct Budgeted {
     middles: Vec<(u32, u32)>,
     /// For tests: which candidates go to a sweep whatever the budget.
     always: Option<Sweeping>,
+    /// The string's tips.
+    tips: Tips,
 }
 
 /// What a test scratch leaves to the sweeps.
@@ -138,6 +199,7 @@ const BUDGET_PER_BYTE: usize = 4;
 
 impl Budgeted {
     fn start(&mut self, s: &[u8]) {
+        self.tips = Tips::of(s, |b| b);
         self.compare = BUDGET_FLOOR + BUDGET_PER_BYTE * s.len();
         self.search = self.compare;
         self.whole.clear();
@@ -160,6 +222,9 @@ impl Verify for Budgeted {
     fn accepts(&mut self, c: Candidate, s: &[u8], globs: &GlobList, known: Known) -> bool {
         if c.verify == NO_VERIFY {
             return true;
+        }
+        if !c.tips.allow(self.tips) {
+            return false;
         }
         let g = c.verify;
         if self.always == Some(Sweeping::Whole) || !spend(&mut self.compare, globs.ends_len(g, known)) {
@@ -342,8 +407,10 @@ pub struct SegmentIndex {
 /// rule set's small groups share one list of their own, `rules::Group::Few`.)
 const SMALL_SET: usize = 4;
 
-/// An anchor at least this long keys a glob of [`SegmentIndex::build_anchored`].
+/// An anchor at least this long, shared by at most [`ANCHOR_SHARED`] globs,
+/// keys a glob of [`SegmentIndex::build_anchored`].
 const ANCHOR_MIN: usize = 2;
+const ANCHOR_SHARED: u32 = 4;
 
 /// Reusable per-thread buffers for queries.
 pub struct Scratch {
@@ -375,27 +442,43 @@ impl SegmentIndex {
     where
         I: IntoIterator<Item = (&'a [u8], u32)>,
     {
-        Self::build_keyed(globs, usize::MAX)
+        Self::build_keyed(globs, |_| false)
     }
 
     /// [`build`](Self::build), keying a glob by its prefix or suffix (the
-    /// longer) when that is at least two bytes, even where a middle literal
-    /// is longer: for globs such as `get*by*id`, whose middle words most
-    /// names hold, while few start or end as they must. A walk from the
-    /// start or the end finds them where a scan for the middle would find
-    /// a candidate in most names.
+    /// longer) when that is at least two bytes and few other globs share
+    /// it, even where a middle literal is longer: for globs such as
+    /// `get*by*id`, whose middle words most names hold, while few names
+    /// start or end as they must. A walk from the start or the end finds
+    /// them where a scan for the middle would make most names a candidate.
+    /// (An anchor that many globs share, `cr` of a hundred `cr*…`, would
+    /// make each name that starts so a candidate of all of them.)
     pub fn build_anchored<'a, I>(globs: I) -> Self
     where
         I: IntoIterator<Item = (&'a [u8], u32)>,
     {
-        Self::build_keyed(globs, ANCHOR_MIN)
+        let globs: Vec<(&[u8], u32)> = globs.into_iter().collect();
+        let mut shared: FxHashMap<(bool, &[u8]), u32> = FxHashMap::default();
+        for &(pattern, _) in &globs {
+            let shape = GlobShape::of(pattern);
+            let (prefix, suffix) = (shape.prefix, shape.suffix);
+            if shape.has_star && prefix.len().max(suffix.len()) >= ANCHOR_MIN {
+                *shared.entry((prefix.len() >= suffix.len(), if prefix.len() >= suffix.len() { prefix } else { suffix })).or_default() += 1;
+            }
+        }
+        Self::build_keyed(globs, |shape| {
+            let forward = shape.prefix.len() >= shape.suffix.len();
+            let anchor = if forward { shape.prefix } else { shape.suffix };
+            anchor.len() >= ANCHOR_MIN && shared.get(&(forward, anchor)).is_some_and(|&n| n <= ANCHOR_SHARED)
+        })
     }
 
-    /// `anchor_min`: the least anchor length that keys a glob whatever its
-    /// middle literals (`usize::MAX`: always its longest literal).
-    fn build_keyed<'a, I>(globs: I, anchor_min: usize) -> Self
+    /// `anchored(shape)`: whether a glob is keyed by its longer anchor
+    /// whatever its middle literals (else by its longest literal).
+    fn build_keyed<'a, I, A>(globs: I, anchored: A) -> Self
     where
         I: IntoIterator<Item = (&'a [u8], u32)>,
+        A: Fn(&GlobShape<'_>) -> bool,
     {
         let mut index = SegmentIndex::default();
         let globs = globs.into_iter();
@@ -423,11 +506,12 @@ impl SegmentIndex {
                 } else {
                     NO_VERIFY
                 },
+                tips: Tips::of_ends(shape.prefix, shape.suffix),
             };
             // Key a glob by its longest literal, the most selective one; only
             // a hit on that key leads to the (linear) verification.
             let anchor = shape.prefix.len().max(shape.suffix.len());
-            let key_len = if anchor >= anchor_min { anchor } else { anchor.max(shape.longest_middle.len()) };
+            let key_len = if anchored(&shape) { anchor } else { anchor.max(shape.longest_middle.len()) };
             if key_len == 0 {
                 index.any.push(id);
             } else if shape.prefix.len() == key_len {
@@ -476,7 +560,7 @@ impl SegmentIndex {
         if s.len() > scratch.long {
             return self.long_matches(s, scratch, f);
         }
-        self.walks(s, |b| b, &mut AtOnce, &mut scratch.seen, f)
+        self.walks(s, |b| b, &mut AtOnce { tips: Tips::of(s, |b| b) }, &mut scratch.seen, f)
     }
 
     /// [`any_match`](Self::any_match) of the loose fold of `name`, folding
@@ -493,7 +577,8 @@ impl SegmentIndex {
         if !self.listed.is_empty() || raw.len() > scratch.long || !raw.is_ascii() {
             return self.any_match(name.get(), scratch);
         }
-        self.walks(raw, loose_ascii, &mut LazyVerify { name }, &mut scratch.seen, &mut |_| ControlFlow::Break(())).is_break()
+        let tips = Tips::of(raw, loose_ascii);
+        self.walks(raw, loose_ascii, &mut LazyVerify { name, tips }, &mut scratch.seen, &mut |_| ControlFlow::Break(())).is_break()
     }
 
     /// The walks of [`for_each_match`](Self::for_each_match) for a long

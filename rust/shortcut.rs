@@ -39,10 +39,10 @@
 //! each class holds).
 
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-pub use regex_automata::hybrid::dfa::Cache;
-use regex_automata::hybrid::dfa::DFA;
+use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
 use regex_automata::{Anchored, Input};
@@ -54,20 +54,40 @@ use crate::index::{Scratch, SegmentIndex};
 /// Names longer than this take the index.
 pub const SHORT: usize = 256;
 
-/// Groups with more simple globs' bytes than this get no shortcut: their
-/// automaton's states could be as large as the patterns, and the index is
-/// flat in the patterns anyway.
-const MAX_SIMPLE_BYTES: usize = 1 << 20;
-
-/// Each thread's cache of the automaton's states: big enough for the states
-/// of a few thousand globs against any catalog we measured (about 2 MB for
-/// 600 globs over a million distinct names).
+/// Each thread's cache of the automaton's states. The states a catalog
+/// visits are about the trie and scan nodes its names reach, a few hundred
+/// bytes of cache each: about 2.5 MB for the 600 globs (7 KB of literals)
+/// of one side of the benchmark's 1,000 patterns over a million distinct
+/// names.
 const CACHE_BYTES: usize = 8 << 20;
 
-/// The automaton gives up once its cache has been cleared this often with
-/// fewer than [`MIN_BYTES_PER_STATE`] bytes scanned per state made since.
-const MIN_CLEARS: usize = 3;
+/// Groups whose simple globs hold more bytes than this get no shortcut:
+/// their states would not fit the cache, which would be cleared and
+/// refilled over and over (each state made from many of the patterns'
+/// states), and the index is flat in the patterns anyway.
+const MAX_SIMPLE_BYTES: usize = 16 << 10;
+
+/// A shortcut whose cache is cleared this often in one thread's batch is
+/// set aside for good: the states its names need do not fit.
+const MAX_CLEARS: usize = 2;
+
+/// The automaton also gives up by itself once its cache has been cleared
+/// this often with fewer than [`MIN_BYTES_PER_STATE`] bytes scanned per
+/// state made since.
+const MIN_CLEARS: usize = 2;
 const MIN_BYTES_PER_STATE: usize = 16;
+
+/// Caches kept for the next batches, at most: one per matching thread of a
+/// two-core batch, and two more.
+const KEPT_CACHES: usize = 4;
+
+/// A thread's cache of a shortcut's states, with its clear count when the
+/// thread took it.
+#[derive(Debug)]
+pub struct Held {
+    cache: Cache,
+    clears: usize,
+}
 
 /// The simple globs of a group as one automaton, and the others indexed.
 #[derive(Debug)]
@@ -77,6 +97,8 @@ pub struct Shortcut {
     /// The caches of threads that used the automaton, for the next batch:
     /// its states are made once, not per batch.
     caches: Mutex<Vec<Cache>>,
+    /// Set when a thread's cache overflowed: the shortcut is not used again.
+    poor: AtomicBool,
 }
 
 /// What a glob is to the shortcut.
@@ -137,7 +159,12 @@ fn alternation(pieces: &[&[u8]], loose: bool) -> Option<String> {
 /// A copy keeps none of the caches.
 impl Clone for Shortcut {
     fn clone(&self) -> Self {
-        Shortcut { dfa: self.dfa.clone(), rest: self.rest.clone(), caches: Mutex::new(Vec::new()) }
+        Shortcut {
+            dfa: self.dfa.clone(),
+            rest: self.rest.clone(),
+            caches: Mutex::new(Vec::new()),
+            poor: AtomicBool::new(self.poor.load(Ordering::Relaxed)),
+        }
     }
 }
 
@@ -147,6 +174,11 @@ impl Shortcut {
     /// matches everything, which the index answers at once), no simple
     /// glob, or too many of their bytes.
     pub fn build<'a>(globs: impl IntoIterator<Item = &'a [u8]>, loose: bool) -> Option<Self> {
+        Self::build_with(globs, loose, CACHE_BYTES)
+    }
+
+    /// [`build`](Self::build) with each thread's cache at most `cache_bytes`.
+    fn build_with<'a>(globs: impl IntoIterator<Item = &'a [u8]>, loose: bool, cache_bytes: usize) -> Option<Self> {
         let (mut literals, mut prefixes, mut suffixes, mut infixes, mut rest) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for glob in globs {
@@ -188,46 +220,55 @@ impl Shortcut {
             .thompson(thompson::Config::new().utf8(false))
             .configure(
                 DFA::config()
-                    .cache_capacity(CACHE_BYTES)
+                    .cache_capacity(cache_bytes)
                     .minimum_cache_clear_count(Some(MIN_CLEARS))
                     .minimum_bytes_per_state(Some(MIN_BYTES_PER_STATE)),
             )
             .build(&pattern)
             .ok()?;
         let rest = (!rest.is_empty()).then(|| SegmentIndex::build_anchored(rest.iter().map(|g| (*g, 0))));
-        Some(Shortcut { dfa: Some(dfa), rest, caches: Mutex::new(Vec::new()) })
+        Some(Shortcut { dfa: Some(dfa), rest, caches: Mutex::new(Vec::new()), poor: AtomicBool::new(false) })
     }
 
-    /// A cache for one thread's batch: one a batch before kept, or a new one.
-    pub fn take_cache(&self) -> Option<Cache> {
-        let dfa = self.dfa.as_ref()?;
+    /// A cache for one thread's batch: one a batch before kept, or a new
+    /// one; `None` once the shortcut was set aside.
+    pub fn take_cache(&self) -> Option<Held> {
+        let dfa = self.dfa.as_ref().filter(|_| !self.poor.load(Ordering::Relaxed))?;
         let kept = self.caches.lock().ok().and_then(|mut caches| caches.pop());
-        Some(kept.unwrap_or_else(|| dfa.create_cache()))
+        let cache = kept.unwrap_or_else(|| dfa.create_cache());
+        Some(Held { clears: cache.clear_count(), cache })
     }
 
-    /// Keeps a cache for the next batch.
-    pub fn give_back(&self, cache: Cache) {
+    /// Keeps a cache for the next batch (up to [`KEPT_CACHES`]).
+    pub fn give_back(&self, held: Held) {
         if let Ok(mut caches) = self.caches.lock() {
-            caches.push(cache);
+            if caches.len() < KEPT_CACHES && !self.poor.load(Ordering::Relaxed) {
+                caches.push(held.cache);
+            }
         }
     }
 
     /// Whether a simple glob matches `s`, or `None` when the automaton gave
-    /// up (its cache thrashing): the caller asks the index instead, and
-    /// should stop using the shortcut.
+    /// up or its cache overflowed: the caller asks the index instead, and
+    /// stops using the shortcut.
     #[inline]
-    fn simple_match(&self, s: &[u8], cache: &mut Cache) -> Option<bool> {
+    fn simple_match(&self, s: &[u8], held: &mut Held) -> Option<bool> {
         let dfa = self.dfa.as_ref()?;
         let input = Input::new(s).anchored(Anchored::Yes).earliest(true);
-        dfa.try_search_fwd(cache, &input).ok().map(|m| m.is_some())
+        let found = dfa.try_search_fwd(&mut held.cache, &input).ok().map(|m| m.is_some());
+        if found.is_none() || held.cache.clear_count() - held.clears >= MAX_CLEARS {
+            self.poor.store(true, Ordering::Relaxed);
+            return None;
+        }
+        found
     }
 
     /// Whether a glob of the group matches `s` (at most [`SHORT`] bytes,
     /// folded already for a loose group): `None` when the automaton gave up.
     #[inline]
-    pub fn any_match(&self, s: &[u8], cache: &mut Cache, scratch: &mut Scratch) -> Option<bool> {
+    pub fn any_match(&self, s: &[u8], held: &mut Held, scratch: &mut Scratch) -> Option<bool> {
         debug_assert!(s.len() <= SHORT);
-        if self.simple_match(s, cache)? {
+        if self.simple_match(s, held)? {
             return Some(true);
         }
         Some(self.rest.as_ref().is_some_and(|rest| rest.any_match(s, scratch)))
@@ -236,13 +277,13 @@ impl Shortcut {
     /// [`any_match`](Self::any_match) of a loose group against the fold of
     /// `name`: an ASCII name is read as it is (see the module).
     #[inline]
-    pub fn any_match_loose(&self, name: &mut LazyFold<'_>, cache: &mut Cache, scratch: &mut Scratch) -> Option<bool> {
+    pub fn any_match_loose(&self, name: &mut LazyFold<'_>, held: &mut Held, scratch: &mut Scratch) -> Option<bool> {
         let raw = name.raw();
         if !raw.is_ascii() {
-            return self.any_match(name.get(), cache, scratch);
+            return self.any_match(name.get(), held, scratch);
         }
         debug_assert!(raw.len() <= SHORT);
-        if self.simple_match(raw, cache)? {
+        if self.simple_match(raw, held)? {
             return Some(true);
         }
         Some(self.rest.as_ref().is_some_and(|rest| rest.any_match_loose(name, scratch)))
@@ -340,6 +381,32 @@ mod tests {
         .map(|n| n.as_bytes().to_vec())
         .collect();
         assert!(check(&globs, &names));
+    }
+
+    /// A cache too small for the states a batch's names need is cleared
+    /// again and again: the shortcut then answers `None` (the caller asks
+    /// the index) and is set aside for good, its caches no longer kept.
+    #[test]
+    fn an_overflowing_cache_sets_the_shortcut_aside() {
+        let globs: Vec<Vec<u8>> = (0..300).map(|i| format!("w{i}_{}*", i * 7919 % 1000).into_bytes()).collect();
+        let cut = Shortcut::build_with(globs.iter().map(Vec::as_slice), false, 1 << 16).unwrap();
+        let mut held = cut.take_cache().unwrap();
+        let mut scratch = Scratch::default();
+        let mut answered = 0;
+        for i in 0..20_000u32 {
+            let name = format!("w{}_{}{}", i % 300, i.wrapping_mul(2_654_435_761) % 1000, i);
+            match cut.any_match(name.as_bytes(), &mut held, &mut scratch) {
+                Some(found) => {
+                    assert_eq!(found, naive(&globs, name.as_bytes()), "{name}");
+                    answered += 1;
+                }
+                None => break,
+            }
+        }
+        assert!(answered > 100 && answered < 20_000, "{answered}");
+        assert!(cut.take_cache().is_none());
+        cut.give_back(held);
+        assert!(cut.caches.lock().unwrap().is_empty());
     }
 
     #[test]
