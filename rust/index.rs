@@ -59,9 +59,9 @@ struct Candidate {
 /// The first two and the last two bytes of a string (of a glob's prefix and
 /// suffix), packed into a word, with the mask of the bytes that are there.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Tips {
-    bytes: u32,
-    mask: u32,
+pub(crate) struct Tips {
+    pub(crate) bytes: u32,
+    pub(crate) mask: u32,
 }
 
 impl Tips {
@@ -69,7 +69,7 @@ impl Tips {
     /// than two bytes has zeros where it has no byte: it is then shorter
     /// than a glob whose tips look there, which its verification turns down.
     #[inline]
-    fn of(s: &[u8], map: impl Fn(u8) -> u8) -> Self {
+    pub(crate) fn of(s: &[u8], map: impl Fn(u8) -> u8) -> Self {
         let at = |i: usize| u32::from(map(s[i]));
         let bytes = match s.len() {
             0 => 0,
@@ -80,7 +80,7 @@ impl Tips {
     }
 
     /// A glob's tips: its prefix's first two bytes and its suffix's last two.
-    fn of_ends(prefix: &[u8], suffix: &[u8]) -> Self {
+    pub(crate) fn of_ends(prefix: &[u8], suffix: &[u8]) -> Self {
         let mut tips = Tips::default();
         for (i, &b) in prefix.iter().take(2).enumerate() {
             tips.bytes |= u32::from(b) << (8 * i);

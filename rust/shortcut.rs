@@ -42,14 +42,16 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+use rustc_hash::FxHashSet;
+
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
 use regex_automata::{Anchored, Input};
 
-use crate::fold::LazyFold;
+use crate::fold::{loose_ascii, LazyFold};
 use crate::glob::GlobParts;
-use crate::index::{Scratch, SegmentIndex};
+use crate::index::{Scratch, SegmentIndex, Tips};
 
 /// Names longer than this take the index.
 pub const SHORT: usize = 256;
@@ -81,6 +83,95 @@ const MIN_BYTES_PER_STATE: usize = 16;
 /// two-core batch, and two more.
 const KEPT_CACHES: usize = 4;
 
+/// The tips ([`Tips`]: the first two and last two bytes) that the anchored
+/// globs of a set need, by which of those bytes they look at: a string whose
+/// tips no glob allows skips them all. A set of globs that each have a
+/// prefix or a suffix is mostly turned down there: a `get*by*id` needs a
+/// name that starts with `ge` and ends with `id`.
+#[derive(Clone, Debug, Default)]
+struct Gate {
+    /// Per mask (at most nine: zero, one or two bytes at each end), a
+    /// filter of the masked tips of its globs: bit `h(tips) % 2^GATE_BITS`.
+    shapes: Vec<(u32, Box<[u64]>)>,
+}
+
+/// Bits of each mask's filter (8 KB: a few thousand globs leave it sparse).
+const GATE_BITS: u32 = 16;
+
+impl Gate {
+    #[inline]
+    fn slot(tips: u32) -> usize {
+        (u64::from(tips).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - GATE_BITS)) as usize
+    }
+
+    fn build(globs: &[&[u8]]) -> Self {
+        let mut gate = Gate::default();
+        for glob in globs {
+            let parts = GlobParts::split(glob);
+            let Tips { bytes, mask } = Tips::of_ends(parts.prefix, parts.suffix);
+            let at = match gate.shapes.iter().position(|(m, _)| *m == mask) {
+                Some(at) => at,
+                None => {
+                    gate.shapes.push((mask, vec![0; 1 << (GATE_BITS - 6)].into_boxed_slice()));
+                    gate.shapes.len() - 1
+                }
+            };
+            let slot = Self::slot(bytes & mask);
+            gate.shapes[at].1[slot / 64] |= 1 << (slot % 64);
+        }
+        gate
+    }
+
+    /// Whether a glob may match a string with `tips` (every byte there).
+    #[inline]
+    fn open(&self, tips: Tips) -> bool {
+        self.shapes.iter().any(|(mask, bits)| {
+            let slot = Self::slot(tips.bytes & mask);
+            bits[slot / 64] >> (slot % 64) & 1 != 0
+        })
+    }
+}
+
+/// The globs a shortcut's automaton leaves to an index: those with a prefix
+/// or a suffix behind their [`Gate`], those with neither searched always.
+#[derive(Clone, Debug, Default)]
+struct Rest {
+    gate: Gate,
+    anchored: Option<SegmentIndex>,
+    free: Option<SegmentIndex>,
+}
+
+impl Rest {
+    fn build(globs: &[&[u8]]) -> Option<Self> {
+        let (anchored, free): (Vec<&[u8]>, Vec<&[u8]>) = globs.iter().partition(|g| {
+            let parts = GlobParts::split(g);
+            !parts.prefix.is_empty() || !parts.suffix.is_empty()
+        });
+        let index = |globs: &[&[u8]]| (!globs.is_empty()).then(|| SegmentIndex::build_anchored(globs.iter().map(|g| (*g, 0))));
+        let rest = Rest { gate: Gate::build(&anchored), anchored: index(&anchored), free: index(&free) };
+        (rest.anchored.is_some() || rest.free.is_some()).then_some(rest)
+    }
+
+    /// Whether a glob matches `s` (folded already for a loose set).
+    #[inline]
+    fn any_match(&self, s: &[u8], scratch: &mut Scratch) -> bool {
+        let gated = |index: &SegmentIndex| self.gate.open(Tips::of(s, |b| b)) && index.any_match(s, scratch);
+        self.anchored.as_ref().is_some_and(gated) || self.free.as_ref().is_some_and(|free| free.any_match(s, scratch))
+    }
+
+    /// Whether a glob matches the loose fold of the ASCII `name`.
+    #[inline]
+    fn any_match_loose(&self, name: &mut LazyFold<'_>, scratch: &mut Scratch) -> bool {
+        let tips = Tips::of(name.raw(), loose_ascii);
+        if let Some(anchored) = &self.anchored {
+            if self.gate.open(tips) && anchored.any_match_loose(name, scratch) {
+                return true;
+            }
+        }
+        self.free.as_ref().is_some_and(|free| free.any_match_loose(name, scratch))
+    }
+}
+
 /// A thread's cache of a shortcut's states, with its clear count when the
 /// thread took it.
 #[derive(Debug)]
@@ -92,8 +183,12 @@ pub struct Held {
 /// The simple globs of a group as one automaton, and the others indexed.
 #[derive(Debug)]
 pub struct Shortcut {
+    /// The literal globs: a name is one of them or not, one hash away. (In
+    /// the automaton they were most of its states: a literal's every byte
+    /// is a state of its own, where a prefix's states end with the prefix.)
+    literals: FxHashSet<Box<[u8]>>,
     dfa: Option<DFA>,
-    rest: Option<SegmentIndex>,
+    rest: Option<Rest>,
     /// The caches of threads that used the automaton, for the next batch:
     /// its states are made once, not per batch.
     caches: Mutex<Vec<Cache>>,
@@ -160,6 +255,7 @@ fn alternation(pieces: &[&[u8]], loose: bool) -> Option<String> {
 impl Clone for Shortcut {
     fn clone(&self) -> Self {
         Shortcut {
+            literals: self.literals.clone(),
             dfa: self.dfa.clone(),
             rest: self.rest.clone(),
             caches: Mutex::new(Vec::new()),
@@ -191,19 +287,15 @@ impl Shortcut {
                 Simple::Other => rest.push(glob),
             }
         }
-        let simple = [&literals, &prefixes, &suffixes, &infixes];
-        let bytes: usize = simple.iter().flat_map(|v| v.iter()).map(|p| p.len()).sum();
-        if simple.iter().all(|v| v.is_empty()) || bytes > MAX_SIMPLE_BYTES {
+        let automaton = [&prefixes, &suffixes, &infixes];
+        let bytes: usize = automaton.iter().flat_map(|v| v.iter()).map(|p| p.len()).sum();
+        if automaton.iter().all(|v| v.is_empty()) || bytes > MAX_SIMPLE_BYTES {
             return None;
         }
-        // A literal must end the name; a prefix may, or not; a suffix ends
-        // it anywhere after the start; an infix anywhere. With the search
-        // stopping at its first match, a prefix or an infix is decided where
-        // it ends.
+        // A prefix may end the name, or not; a suffix ends it anywhere after
+        // the start; an infix lies anywhere. With the search stopping at its
+        // first match, a prefix or an infix is decided where it ends.
         let mut branches = Vec::new();
-        if let Some(l) = alternation(&literals, loose) {
-            branches.push(format!("{l}$"));
-        }
         if let Some(p) = alternation(&prefixes, loose) {
             branches.push(p);
         }
@@ -226,8 +318,9 @@ impl Shortcut {
             )
             .build(&pattern)
             .ok()?;
-        let rest = (!rest.is_empty()).then(|| SegmentIndex::build_anchored(rest.iter().map(|g| (*g, 0))));
-        Some(Shortcut { dfa: Some(dfa), rest, caches: Mutex::new(Vec::new()), poor: AtomicBool::new(false) })
+        let rest = Rest::build(&rest);
+        let literals = literals.into_iter().map(Box::from).collect();
+        Some(Shortcut { literals, dfa: Some(dfa), rest, caches: Mutex::new(Vec::new()), poor: AtomicBool::new(false) })
     }
 
     /// A cache for one thread's batch: one a batch before kept, or a new
@@ -268,7 +361,7 @@ impl Shortcut {
     #[inline]
     pub fn any_match(&self, s: &[u8], held: &mut Held, scratch: &mut Scratch) -> Option<bool> {
         debug_assert!(s.len() <= SHORT);
-        if self.simple_match(s, held)? {
+        if self.simple_match(s, held)? || self.literals.contains(s) {
             return Some(true);
         }
         Some(self.rest.as_ref().is_some_and(|rest| rest.any_match(s, scratch)))
@@ -283,7 +376,7 @@ impl Shortcut {
             return self.any_match(name.get(), held, scratch);
         }
         debug_assert!(raw.len() <= SHORT);
-        if self.simple_match(raw, held)? {
+        if self.simple_match(raw, held)? || (!self.literals.is_empty() && self.literals.contains(name.get())) {
             return Some(true);
         }
         Some(self.rest.as_ref().is_some_and(|rest| rest.any_match_loose(name, scratch)))
@@ -293,7 +386,7 @@ impl Shortcut {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fold::{loose_ascii, Fold};
+    use crate::fold::Fold;
 
     /// The bytes whose loose fold is `b`.
     fn loose_class_of(b: u8) -> Vec<u8> {
