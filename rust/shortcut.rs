@@ -63,10 +63,10 @@ pub const SHORT: usize = 256;
 /// names.
 const CACHE_BYTES: usize = 8 << 20;
 
-/// Groups whose simple globs hold more bytes than this get no shortcut:
-/// their states would not fit the cache, which would be cleared and
-/// refilled over and over (each state made from many of the patterns'
-/// states), and the index is flat in the patterns anyway.
+/// Groups whose prefix, suffix and infix globs hold more bytes than this
+/// get an index of them instead of their automaton: its states would not
+/// fit the cache, which would be cleared and refilled over and over (each
+/// state made from many of the patterns' states).
 const MAX_SIMPLE_BYTES: usize = 16 << 10;
 
 /// A shortcut whose cache is cleared this often in one thread's batch is
@@ -176,7 +176,8 @@ impl Rest {
 /// thread took it.
 #[derive(Debug)]
 pub struct Held {
-    cache: Cache,
+    /// `None` for a shortcut without an automaton.
+    cache: Option<Cache>,
     clears: usize,
 }
 
@@ -187,7 +188,8 @@ pub struct Shortcut {
     /// the automaton they were most of its states: a literal's every byte
     /// is a state of its own, where a prefix's states end with the prefix.)
     literals: FxHashSet<Box<[u8]>>,
-    dfa: Option<DFA>,
+    /// The prefix, suffix and infix globs.
+    simple: Simple,
     rest: Option<Rest>,
     /// The caches of threads that used the automaton, for the next batch:
     /// its states are made once, not per batch.
@@ -196,8 +198,17 @@ pub struct Shortcut {
     poor: AtomicBool,
 }
 
+/// The prefix, suffix and infix globs: their automaton, or, for more of
+/// them than its cache would hold the states of, an index of their own
+/// (without the literals and the other globs, it walks less).
+#[derive(Clone, Debug)]
+enum Simple {
+    Automaton(DFA),
+    Index(Option<SegmentIndex>),
+}
+
 /// What a glob is to the shortcut.
-enum Simple<'a> {
+enum Kind<'a> {
     Literal(&'a [u8]),
     Prefix(&'a [u8]),
     Suffix(&'a [u8]),
@@ -208,17 +219,17 @@ enum Simple<'a> {
     Other,
 }
 
-fn classify(glob: &[u8]) -> Simple<'_> {
+fn classify(glob: &[u8]) -> Kind<'_> {
     let parts = GlobParts::split(glob);
     if !parts.has_star {
-        return Simple::Literal(glob);
+        return Kind::Literal(glob);
     }
     match (parts.prefix.is_empty(), parts.middles.as_slice(), parts.suffix.is_empty()) {
-        (true, [], true) => Simple::Any,
-        (false, [], true) => Simple::Prefix(parts.prefix),
-        (true, [], false) => Simple::Suffix(parts.suffix),
-        (true, [infix], true) => Simple::Infix(infix),
-        _ => Simple::Other,
+        (true, [], true) => Kind::Any,
+        (false, [], true) => Kind::Prefix(parts.prefix),
+        (true, [], false) => Kind::Suffix(parts.suffix),
+        (true, [infix], true) => Kind::Infix(infix),
+        _ => Kind::Other,
     }
 }
 
@@ -256,7 +267,7 @@ impl Clone for Shortcut {
     fn clone(&self) -> Self {
         Shortcut {
             literals: self.literals.clone(),
-            dfa: self.dfa.clone(),
+            simple: self.simple.clone(),
             rest: self.rest.clone(),
             caches: Mutex::new(Vec::new()),
             poor: AtomicBool::new(self.poor.load(Ordering::Relaxed)),
@@ -266,31 +277,39 @@ impl Clone for Shortcut {
 
 impl Shortcut {
     /// The shortcut of a group of (already folded, for `loose`) tool globs;
-    /// `None` when it would not be one: a glob of only stars (the group
-    /// matches everything, which the index answers at once), no simple
-    /// glob, or too many of their bytes.
+    /// `None` for a group with a glob of only stars (it matches everything,
+    /// which the index answers at once).
     pub fn build<'a>(globs: impl IntoIterator<Item = &'a [u8]>, loose: bool) -> Option<Self> {
-        Self::build_with(globs, loose, CACHE_BYTES)
+        Self::build_with(globs, loose, CACHE_BYTES, MAX_SIMPLE_BYTES)
     }
 
-    /// [`build`](Self::build) with each thread's cache at most `cache_bytes`.
-    fn build_with<'a>(globs: impl IntoIterator<Item = &'a [u8]>, loose: bool, cache_bytes: usize) -> Option<Self> {
+    /// [`build`](Self::build) with each thread's cache at most `cache_bytes`,
+    /// and an automaton for at most `max_simple` bytes of simple globs.
+    fn build_with<'a>(globs: impl IntoIterator<Item = &'a [u8]>, loose: bool, cache_bytes: usize, max_simple: usize) -> Option<Self> {
         let (mut literals, mut prefixes, mut suffixes, mut infixes, mut rest) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut simple_globs = Vec::new();
         for glob in globs {
-            match classify(glob) {
-                Simple::Literal(l) => literals.push(l),
-                Simple::Prefix(p) => prefixes.push(p),
-                Simple::Suffix(s) => suffixes.push(s),
-                Simple::Infix(i) => infixes.push(i),
-                Simple::Any => return None,
-                Simple::Other => rest.push(glob),
+            let kind = classify(glob);
+            match kind {
+                Kind::Literal(l) => literals.push(l),
+                Kind::Prefix(p) => prefixes.push(p),
+                Kind::Suffix(s) => suffixes.push(s),
+                Kind::Infix(i) => infixes.push(i),
+                Kind::Any => return None,
+                Kind::Other => rest.push(glob),
+            }
+            if matches!(kind, Kind::Prefix(_) | Kind::Suffix(_) | Kind::Infix(_)) {
+                simple_globs.push(glob);
             }
         }
-        let automaton = [&prefixes, &suffixes, &infixes];
-        let bytes: usize = automaton.iter().flat_map(|v| v.iter()).map(|p| p.len()).sum();
-        if automaton.iter().all(|v| v.is_empty()) || bytes > MAX_SIMPLE_BYTES {
-            return None;
+        let rest = Rest::build(&rest);
+        let literals: FxHashSet<Box<[u8]>> = literals.into_iter().map(Box::from).collect();
+        let bytes: usize = [&prefixes, &suffixes, &infixes].iter().flat_map(|v| v.iter()).map(|p| p.len()).sum();
+        if bytes > max_simple || simple_globs.is_empty() {
+            let index = (!simple_globs.is_empty()).then(|| SegmentIndex::build(simple_globs.iter().map(|g| (*g, 0))));
+            let simple = Simple::Index(index);
+            return Some(Shortcut { literals, simple, rest, caches: Mutex::new(Vec::new()), poor: AtomicBool::new(false) });
         }
         // A prefix may end the name, or not; a suffix ends it anywhere after
         // the start; an infix lies anywhere. With the search stopping at its
@@ -318,42 +337,54 @@ impl Shortcut {
             )
             .build(&pattern)
             .ok()?;
-        let rest = Rest::build(&rest);
-        let literals = literals.into_iter().map(Box::from).collect();
-        Some(Shortcut { literals, dfa: Some(dfa), rest, caches: Mutex::new(Vec::new()), poor: AtomicBool::new(false) })
+        let simple = Simple::Automaton(dfa);
+        Some(Shortcut { literals, simple, rest, caches: Mutex::new(Vec::new()), poor: AtomicBool::new(false) })
     }
 
     /// A cache for one thread's batch: one a batch before kept, or a new
     /// one; `None` once the shortcut was set aside.
     pub fn take_cache(&self) -> Option<Held> {
-        let dfa = self.dfa.as_ref().filter(|_| !self.poor.load(Ordering::Relaxed))?;
+        if self.poor.load(Ordering::Relaxed) {
+            return None;
+        }
+        let Simple::Automaton(dfa) = &self.simple else { return Some(Held { cache: None, clears: 0 }) };
         let kept = self.caches.lock().ok().and_then(|mut caches| caches.pop());
         let cache = kept.unwrap_or_else(|| dfa.create_cache());
-        Some(Held { clears: cache.clear_count(), cache })
+        Some(Held { clears: cache.clear_count(), cache: Some(cache) })
     }
 
     /// Keeps a cache for the next batch (up to [`KEPT_CACHES`]).
     pub fn give_back(&self, held: Held) {
+        let Some(cache) = held.cache else { return };
         if let Ok(mut caches) = self.caches.lock() {
             if caches.len() < KEPT_CACHES && !self.poor.load(Ordering::Relaxed) {
-                caches.push(held.cache);
+                caches.push(cache);
             }
         }
     }
 
-    /// Whether a simple glob matches `s`, or `None` when the automaton gave
-    /// up or its cache overflowed: the caller asks the index instead, and
-    /// stops using the shortcut.
+    /// Whether the automaton matches `s`, or `None` when it gave up or its
+    /// cache overflowed: the caller asks the index instead, and stops using
+    /// the shortcut.
     #[inline]
-    fn simple_match(&self, s: &[u8], held: &mut Held) -> Option<bool> {
-        let dfa = self.dfa.as_ref()?;
+    fn automaton_match(&self, dfa: &DFA, s: &[u8], held: &mut Held) -> Option<bool> {
+        let cache = held.cache.as_mut()?;
         let input = Input::new(s).anchored(Anchored::Yes).earliest(true);
-        let found = dfa.try_search_fwd(&mut held.cache, &input).ok().map(|m| m.is_some());
-        if found.is_none() || held.cache.clear_count() - held.clears >= MAX_CLEARS {
+        let found = dfa.try_search_fwd(cache, &input).ok().map(|m| m.is_some());
+        if found.is_none() || cache.clear_count() - held.clears >= MAX_CLEARS {
             self.poor.store(true, Ordering::Relaxed);
             return None;
         }
         found
+    }
+
+    /// Whether a prefix, suffix or infix glob matches `s`.
+    #[inline]
+    fn simple_match(&self, s: &[u8], held: &mut Held, scratch: &mut Scratch) -> Option<bool> {
+        match &self.simple {
+            Simple::Automaton(dfa) => self.automaton_match(dfa, s, held),
+            Simple::Index(index) => Some(index.as_ref().is_some_and(|index| index.any_match(s, scratch))),
+        }
     }
 
     /// Whether a glob of the group matches `s` (at most [`SHORT`] bytes,
@@ -361,7 +392,7 @@ impl Shortcut {
     #[inline]
     pub fn any_match(&self, s: &[u8], held: &mut Held, scratch: &mut Scratch) -> Option<bool> {
         debug_assert!(s.len() <= SHORT);
-        if self.simple_match(s, held)? || self.literals.contains(s) {
+        if self.literals.contains(s) || self.simple_match(s, held, scratch)? {
             return Some(true);
         }
         Some(self.rest.as_ref().is_some_and(|rest| rest.any_match(s, scratch)))
@@ -376,7 +407,14 @@ impl Shortcut {
             return self.any_match(name.get(), held, scratch);
         }
         debug_assert!(raw.len() <= SHORT);
-        if self.simple_match(raw, held)? || (!self.literals.is_empty() && self.literals.contains(name.get())) {
+        if !self.literals.is_empty() && self.literals.contains(name.get()) {
+            return Some(true);
+        }
+        let simple = match &self.simple {
+            Simple::Automaton(dfa) => self.automaton_match(dfa, raw, held)?,
+            Simple::Index(index) => index.as_ref().is_some_and(|index| index.any_match_loose(name, scratch)),
+        };
+        if simple {
             return Some(true);
         }
         Some(self.rest.as_ref().is_some_and(|rest| rest.any_match_loose(name, scratch)))
@@ -417,7 +455,14 @@ mod tests {
     /// Checks the shortcut of `globs` (exact and loose) against each glob
     /// on its own; false when the globs have none.
     fn check(globs: &[Vec<u8>], names: &[Vec<u8>]) -> bool {
-        let Some(cut) = Shortcut::build(globs.iter().map(Vec::as_slice), false) else { return false };
+        check_with(globs, names, MAX_SIMPLE_BYTES) && check_with(globs, names, 0)
+    }
+
+    /// [`check`] with the automaton for at most `max_simple` bytes.
+    fn check_with(globs: &[Vec<u8>], names: &[Vec<u8>], max_simple: usize) -> bool {
+        let build = |globs: &[Vec<u8>], loose| Shortcut::build_with(globs.iter().map(Vec::as_slice), loose, CACHE_BYTES, max_simple);
+        let Some(cut) = build(globs, false) else { return false };
+        assert_eq!(matches!(cut.simple, Simple::Automaton(_)), max_simple > 0 && globs.iter().any(|g| matches!(classify(g), Kind::Prefix(_) | Kind::Suffix(_) | Kind::Infix(_))));
         let mut cache = cut.take_cache().unwrap();
         let mut scratch = Scratch::default();
         for name in names {
@@ -426,7 +471,7 @@ mod tests {
         cut.give_back(cache);
         // Loose: the globs folded, each name read through the fold.
         let folded: Vec<Vec<u8>> = globs.iter().map(|g| Fold::Loose.apply(g)).collect();
-        let cut = Shortcut::build(folded.iter().map(Vec::as_slice), true).expect("folding keeps a glob's kind");
+        let cut = build(&folded, true).expect("folding keeps a glob's kind");
         let mut cache = cut.take_cache().unwrap();
         for name in names {
             let mut buf = Vec::new();
@@ -482,7 +527,7 @@ mod tests {
     #[test]
     fn an_overflowing_cache_sets_the_shortcut_aside() {
         let globs: Vec<Vec<u8>> = (0..300).map(|i| format!("w{i}_{}*", i * 7919 % 1000).into_bytes()).collect();
-        let cut = Shortcut::build_with(globs.iter().map(Vec::as_slice), false, 1 << 16).unwrap();
+        let cut = Shortcut::build_with(globs.iter().map(Vec::as_slice), false, 1 << 16, MAX_SIMPLE_BYTES).unwrap();
         let mut held = cut.take_cache().unwrap();
         let mut scratch = Scratch::default();
         let mut answered = 0;
@@ -505,6 +550,5 @@ mod tests {
     #[test]
     fn a_group_that_matches_everything_has_none() {
         assert!(Shortcut::build([&b"a*"[..], b"**"], false).is_none());
-        assert!(Shortcut::build([&b"a*b*c"[..]], false).is_none());
     }
 }
