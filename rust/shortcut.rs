@@ -348,7 +348,9 @@ impl Shortcut {
             return None;
         }
         let Simple::Automaton(dfa) = &self.simple else { return Some(Held { cache: None, clears: 0 }) };
-        let kept = self.caches.lock().ok().and_then(|mut caches| caches.pop());
+        // `try_lock`: a cache is only worth a wait-free look (and a child
+        // forked while another thread held the lock must not wait forever).
+        let kept = self.caches.try_lock().ok().and_then(|mut caches| caches.pop());
         let cache = kept.unwrap_or_else(|| dfa.create_cache());
         Some(Held { clears: cache.clear_count(), cache: Some(cache) })
     }
@@ -356,7 +358,7 @@ impl Shortcut {
     /// Keeps a cache for the next batch (up to [`KEPT_CACHES`]).
     pub fn give_back(&self, held: Held) {
         let Some(cache) = held.cache else { return };
-        if let Ok(mut caches) = self.caches.lock() {
+        if let Ok(mut caches) = self.caches.try_lock() {
             if caches.len() < KEPT_CACHES && !self.poor.load(Ordering::Relaxed) {
                 caches.push(cache);
             }
