@@ -136,6 +136,48 @@ impl Gate {
     }
 }
 
+/// The literal globs of a shortcut, behind a filter of their lengths and
+/// tips: most names are of no literal's length and tips, and skip the hash
+/// (and, on the exclude side, the fold it is taken of).
+#[derive(Clone, Debug, Default)]
+struct Literals {
+    set: FxHashSet<Box<[u8]>>,
+    /// Bit `h(length, tips) % 2^GATE_BITS` of each literal.
+    filter: Box<[u64]>,
+}
+
+impl Literals {
+    fn build(literals: &[&[u8]]) -> Self {
+        let mut filter = vec![0u64; if literals.is_empty() { 0 } else { 1 << (GATE_BITS - 6) }].into_boxed_slice();
+        for literal in literals {
+            let slot = Self::slot(literal.len(), Tips::of(literal, |b| b));
+            filter[slot / 64] |= 1 << (slot % 64);
+        }
+        Literals { set: literals.iter().map(|l| Box::from(*l)).collect(), filter }
+    }
+
+    #[inline]
+    fn slot(len: usize, tips: Tips) -> usize {
+        Gate::slot(tips.bytes ^ (len as u32).rotate_left(13))
+    }
+
+    /// Whether a literal may be a string of `len` bytes with these tips.
+    #[inline]
+    fn may_hold(&self, len: usize, tips: Tips) -> bool {
+        if self.filter.is_empty() {
+            return false;
+        }
+        let slot = Self::slot(len, tips);
+        self.filter[slot / 64] >> (slot % 64) & 1 != 0
+    }
+
+    /// Whether `s` is a literal.
+    #[inline]
+    fn holds(&self, s: &[u8]) -> bool {
+        self.may_hold(s.len(), Tips::of(s, |b| b)) && self.set.contains(s)
+    }
+}
+
 /// The globs a shortcut's automaton leaves to an index: those with a prefix
 /// or a suffix behind their [`Gate`], those with neither searched always.
 #[derive(Clone, Debug, Default)]
@@ -191,7 +233,7 @@ pub struct Shortcut {
     /// The literal globs: a name is one of them or not, one hash away. (In
     /// the automaton they were most of its states: a literal's every byte
     /// is a state of its own, where a prefix's states end with the prefix.)
-    literals: FxHashSet<Box<[u8]>>,
+    literals: Literals,
     /// The prefix, suffix and infix globs.
     simple: Simple,
     rest: Option<Rest>,
@@ -353,7 +395,7 @@ impl Shortcut {
             }
         }
         let rest = Rest::build(&rest);
-        let literals: FxHashSet<Box<[u8]>> = literals.into_iter().map(Box::from).collect();
+        let literals = Literals::build(&literals);
         let bytes: usize = [&prefixes, &suffixes, &infixes].iter().flat_map(|v| v.iter()).map(|p| p.len()).sum();
         if bytes > max_simple || simple_globs.is_empty() {
             let index = (!simple_globs.is_empty()).then(|| SegmentIndex::build(simple_globs.iter().map(|g| (*g, 0))));
@@ -443,7 +485,7 @@ impl Shortcut {
     #[inline]
     pub fn any_match(&self, s: &[u8], held: &mut Held, scratch: &mut Scratch) -> Option<bool> {
         debug_assert!(s.len() <= SHORT);
-        if self.literals.contains(s) || self.simple_match(s, held, scratch)? {
+        if self.literals.holds(s) || self.simple_match(s, held, scratch)? {
             return Some(true);
         }
         Some(self.rest.as_ref().is_some_and(|rest| rest.any_match(s, scratch)))
@@ -458,7 +500,8 @@ impl Shortcut {
             return self.any_match(name.get(), held, scratch);
         }
         debug_assert!(raw.len() <= SHORT);
-        if !self.literals.is_empty() && self.literals.contains(name.get()) {
+        // ASCII folds byte for byte: the fold's length and tips are these.
+        if self.literals.may_hold(raw.len(), Tips::of(raw, loose_ascii)) && self.literals.set.contains(name.get()) {
             return Some(true);
         }
         let simple = match &self.simple {
