@@ -310,7 +310,8 @@ def main(argv: list[str] | None = None) -> int:
             f"Machine: {machine}; {_load_at_end()}\n\n"
             f"{arrow_n:,} tools of 5,000 servers sorted by server, as a Parquet, Polars or DuckDB"
             " catalog comes, with no patterns and with 1,000 + 1,000: `static_mask_arrow` with"
-            " the server column encoded against the same column plain (utf8) and against"
+            " the server column encoded (or both columns dictionary-encoded) against the same"
+            " columns plain (utf8) and against"
             " `static_mask_columns` on lists of `str`, timed in turn, each round starting one"
             f" further along (medians of 9 rounds).\n\n{table.strip()}"
         )
@@ -318,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     script_part(
         "arrow",
         f"`python benches/bench_arrow.py --dictionary --n {arrow_n}`: a server column "
-        "dictionary- or run-end-encoded against the same column plain and the object columns",
+        "dictionary- or run-end-encoded, or both columns dictionary-encoded, against the same "
+        "columns plain and the object columns",
         arrow,
     )
     script_part(

@@ -543,6 +543,11 @@ impl Interner {
 /// column resolves each dictionary value once per thread and chunk, then
 /// finds its plan by the row's key: no bytes compared, no hashing per row;
 /// a run-end-encoded one likewise by its run, found from the previous row's.
+/// A dictionary-encoded name column keeps the answers that depend on the
+/// name alone (each side's every-server group: bare tool globs and
+/// `*/tool`, most of a long list) in a byte per dictionary value, found by
+/// the row's key, in place of the batch's memo of names; a run-end-encoded
+/// one in a byte per run.
 fn decide_rows(
     filter: &StaticFilter,
     servers: &Chunks<'_>,
@@ -564,6 +569,11 @@ fn decide_rows(
     let mut dictionary: *const Chunk<'_> = std::ptr::null();
     // The run of the previous row of a run-end-encoded server chunk.
     let mut run_hint = 0;
+    // Per value of the dictionary (or run) of the name chunk at hand
+    // (`name_values`): the name's every-server answers (`Decider::decide_planned_keyed`).
+    let mut answers: Vec<u8> = Vec::new();
+    let mut name_values: *const Chunk<'_> = std::ptr::null();
+    let mut name_run_hint = 0;
     runs(servers, names, start..start + out.len(), |s, sa, n, na, len, first| {
         let out = &mut out[first - start..first - start + len];
         // A filter that depends on nothing, over two runs already checked
@@ -573,11 +583,12 @@ fn decide_rows(
             out.fill(outcome);
             return Ok(());
         }
+        let keyed_names = matches!(n.strings, Strings::Dictionary(..) | Strings::Runs(..));
         for (k, slot) in out.iter_mut().enumerate() {
             let row = first + k;
             // What the batch keeps of a name a few rows on is fetched
             // meanwhile (`crate::memo`); a bad row there is left to its turn.
-            if k + crate::memo::AHEAD < len {
+            if !keyed_names && k + crate::memo::AHEAD < len {
                 if let Some(Some(ahead)) = n.get(na + k + crate::memo::AHEAD) {
                     decider.prefetch(ahead);
                 }
@@ -596,7 +607,19 @@ fn decide_rows(
                 }
                 _ => (s.get(sa + k).ok_or_else(bad)?, None),
             };
-            let name = n.get(na + k).ok_or_else(|| malformed(Column::Names, row))?;
+            // A name likewise, its index among the values kept for its answers.
+            let bad = || malformed(Column::Names, row);
+            let (name, name_keyed) = match &n.strings {
+                Strings::Runs(ends, offset, values) => {
+                    name_run_hint = ends.run_from(offset + na + k, name_run_hint);
+                    (values.get(name_run_hint).ok_or_else(bad)?, Some((name_run_hint, &**values)))
+                }
+                Strings::Dictionary(keys, values) if !n.nulls.is_some_and(|nulls| nulls.is_null(na + k)) => {
+                    let key = keys.get(na + k).ok_or_else(bad)?;
+                    (values.get(key).ok_or_else(bad)?, Some((key, &**values)))
+                }
+                _ => (n.get(na + k).ok_or_else(bad)?, None),
+            };
             if let Some(name) = name.filter(|_| !n.checked) {
                 if !is_utf8(name) {
                     return Err(ArrowIssue::NotUtf8(Column::Names, row));
@@ -639,9 +662,20 @@ fn decide_rows(
                 }
             };
             let Some(name) = name else { continue };
-            *slot = match constant {
-                Some(outcome) => outcome,
-                None => decider.decide_planned(plan, server, name, 0),
+            *slot = match (constant, name_keyed) {
+                (Some(outcome), _) => outcome,
+                (None, Some((key, values))) => {
+                    if !std::ptr::eq(values, name_values) {
+                        name_values = values;
+                        answers.clear();
+                        answers.resize(values.len, 0);
+                    }
+                    match answers.get_mut(key) {
+                        Some(kept) => decider.decide_planned_keyed(plan, server, name, 0, kept),
+                        None => decider.decide_planned(plan, server, name, 0),
+                    }
+                }
+                (None, None) => decider.decide_planned(plan, server, name, 0),
             };
         }
         Ok(())
@@ -700,6 +734,23 @@ mod tests {
             builder.append_option(*v);
         }
         Arc::new(builder.finish())
+    }
+
+    /// A dictionary-encoded column: keys of type `K` (None: a null key)
+    /// into `values`.
+    fn encoded<K: arrow_array::types::ArrowDictionaryKeyType>(keys: &[Option<u8>], values: ArrayRef) -> ArrayRef {
+        use arrow_buffer::ArrowNativeType;
+        let native = |k: u8| K::Native::from_usize(usize::from(k)).unwrap();
+        let keys = arrow_array::PrimitiveArray::<K>::from_iter(keys.iter().map(|k| k.map(native)));
+        Arc::new(DictionaryArray::<K>::try_new(keys, values).unwrap())
+    }
+
+    /// A run-end-encoded column: runs ending at `ends`, of type `R`, one
+    /// value of `values` each.
+    fn run_encoded<R: arrow_array::types::RunEndIndexType>(ends: &[usize], values: ArrayRef) -> ArrayRef {
+        use arrow_buffer::ArrowNativeType;
+        let ends = arrow_array::PrimitiveArray::<R>::from_iter_values(ends.iter().map(|&e| R::Native::from_usize(e).unwrap()));
+        Arc::new(RunArray::<R>::try_new(&ends, values.as_ref()).unwrap())
     }
 
     /// Every layout, chunked differently in the two columns, with nulls,
@@ -807,13 +858,6 @@ mod tests {
     /// and null values, in either column: each row as its plain column.
     #[test]
     fn dictionaries_decide_as_their_plain_columns() {
-        use arrow_array::types::ArrowDictionaryKeyType;
-        fn encoded<K: ArrowDictionaryKeyType>(keys: &[Option<u8>], values: ArrayRef) -> ArrayRef {
-            use arrow_buffer::ArrowNativeType;
-            let native = |k: u8| K::Native::from_usize(usize::from(k)).unwrap();
-            let keys = arrow_array::PrimitiveArray::<K>::from_iter(keys.iter().map(|k| k.map(native)));
-            Arc::new(DictionaryArray::<K>::try_new(keys, values).unwrap())
-        }
         let f = filter(&["s1/*", "*/read_*", "*long*"], &["*/Delete*", "s2/*_V2"]);
         let pool = [Some("s2"), Some("s1"), None, Some("a server id well past twelve bytes, long"), Some("ΣΑΣ"), Some("s3")];
         let keys: Vec<Option<u8>> = (0..60u8).map(|i| if i % 13 == 7 { None } else { Some((i / 3) % 6) }).collect();
@@ -871,12 +915,6 @@ mod tests {
     /// each row as its plain column.
     #[test]
     fn runs_decide_as_their_plain_columns() {
-        use arrow_array::types::RunEndIndexType;
-        use arrow_buffer::ArrowNativeType;
-        fn encoded<R: RunEndIndexType>(ends: &[usize], values: ArrayRef) -> ArrayRef {
-            let ends = arrow_array::PrimitiveArray::<R>::from_iter_values(ends.iter().map(|&e| R::Native::from_usize(e).unwrap()));
-            Arc::new(RunArray::<R>::try_new(&ends, values.as_ref()).unwrap())
-        }
         let f = filter(&["s1/*", "*/read_*", "*long*"], &["*/Delete*", "s2/*_V2"]);
         let pool = [Some("s2"), Some("s1"), None, Some("a server id well past twelve bytes, long"), Some("ΣΑΣ"), Some("s1")];
         let ends = [3usize, 4, 9, 20, 21, 40];
@@ -887,9 +925,9 @@ mod tests {
         let names: ArrayRef = Arc::new(StringArray::from(names));
         for values in [Arc::new(StringArray::from(pool.to_vec())) as ArrayRef, views(&pool)] {
             for servers in [
-                encoded::<Int16Type>(&ends, values.clone()),
-                encoded::<Int32Type>(&ends, values.clone()),
-                encoded::<Int64Type>(&ends, values.clone()),
+                run_encoded::<Int16Type>(&ends, values.clone()),
+                run_encoded::<Int32Type>(&ends, values.clone()),
+                run_encoded::<Int64Type>(&ends, values.clone()),
             ] {
                 // Cut inside a run (rows 4..9).
                 decides_as_plain(&f, &servers, &plain, &names, 7);
@@ -900,14 +938,110 @@ mod tests {
         let f = filter(&[], &[]);
         let shown = f.constant_outcome().unwrap();
         let two: ArrayRef = Arc::new(StringArray::from(vec!["x", "y", "z"]));
-        let clean = encoded::<Int32Type>(&[2, 3], Arc::new(StringArray::from(vec!["a", "b"])));
+        let clean = run_encoded::<Int32Type>(&[2, 3], Arc::new(StringArray::from(vec!["a", "b"])));
         assert_eq!(decide(&f, &[clean], std::slice::from_ref(&two), None).unwrap(), [shown; 3]);
-        let null_run = encoded::<Int32Type>(&[2, 3], Arc::new(StringArray::from(vec![None, Some("b")])));
+        let null_run = run_encoded::<Int32Type>(&[2, 3], Arc::new(StringArray::from(vec![None, Some("b")])));
         assert_eq!(decide(&f, &[null_run], std::slice::from_ref(&two), None).unwrap(), [Outcome::Hidden, Outcome::Hidden, shown]);
         let mut keys = Keys::I32(&[3, 4, 9]);
         assert_eq!([0, 2, 3, 4, 8, 9].map(|row| keys.run_from(row, 1)), [0, 0, 1, 2, 2, 3]);
         keys = Keys::I64(&[]);
         assert_eq!(keys.run_from(0, 0), 0);
+    }
+
+    /// `got` is `want`, or the first row where it is not, named.
+    fn same_rows(got: Result<Vec<Outcome>, ArrowIssue>, want: &[Outcome], threads: Option<usize>) {
+        let got = got.unwrap();
+        assert_eq!(got.len(), want.len());
+        if let Some(row) = (0..got.len()).find(|&i| got[i] != want[i]) {
+            panic!("row {row} on {threads:?} threads: {:?}, not {:?}", got[row], want[row]);
+        }
+    }
+
+    /// A name column encoded (dictionaries, runs) under patterns whose
+    /// every-server groups are indexed (more than four globs each side),
+    /// over hostile names: each row as the plain column and the scalar path
+    /// decide it. The dictionaries of the chunks differ (the second is the
+    /// first reversed, so a key names another name there), keys repeat,
+    /// some are null, some values no key names and one is null; rows past
+    /// the 4,096 after which a thread takes the shortcuts and the memo.
+    #[test]
+    fn encoded_names_decide_as_plain_and_scalar() {
+        let f = filter(
+            &["read_*", "*_file", "*issue*", "get*by*id", "*/list_*", "Σ*", "*\u{212a}*", "*:*", "s1/*", "s2/x*", "İ"],
+            &["*delete*", "*/drop_*", "*\0*", "a/b*", "*σ", "k*", "*.v2", "s3/*"],
+        );
+        assert!(f.include().every_shortcut().is_some() && f.exclude().every_shortcut().is_some());
+        let long = format!("read_{}", "Σ/".repeat(150));
+        let mut pool: Vec<Option<String>> = [
+            "read_a", "x:y", "*", "a/b", "İ", "ΣΑΣ", "\u{212a}", "k\0", "", "get_by_id", "list_issue", "drop_x",
+            "my_file", "Delete-Repo", "σ", "x_V2", "a name well past twenty-four bytes, read_", "s1", "İssue",
+        ]
+        .iter()
+        .flat_map(|n| [n.to_string(), format!("{n}_file"), format!("x{n}.V2"), format!("{n}:Σ")])
+        .map(Some)
+        .collect();
+        pool.push(Some(long));
+        pool.insert(7, None);
+        let values = |pool: &[Option<String>]| -> ArrayRef { Arc::new(StringArray::from(pool.to_vec())) };
+        let mut next = crate::test_rng::below(0x3C6E_F372_FE94_F82B);
+        let n = 10_000;
+        // Keys into `pool`, none to every tenth value (unused), some null.
+        let keys: Vec<Option<u8>> = (0..n)
+            .map(|i| (i % 29 != 3).then(|| (next(pool.len() as u64 / 10) * 10 + 1 + next(9)).min(pool.len() as u64 - 1) as u8))
+            .collect();
+        let decoded: Vec<Option<&str>> = keys.iter().map(|k| k.and_then(|k| pool[usize::from(k)].as_deref())).collect();
+        let ids = [Some("s1"), Some("s2"), Some("s3"), Some("a"), Some("ΣΑΣ"), Some("*"), None];
+        let servers: Vec<Option<&str>> = (0..n).map(|i| ids[(i * 7 + i / 100) % ids.len()]).collect();
+        let want: Vec<Outcome> = servers.iter().zip(&decoded).map(|(s, n)| scalar(&f, *s, *n)).collect();
+        assert!(want.iter().filter(|&&o| o == Outcome::Visible).count() > n / 10);
+        assert!(want.iter().filter(|&&o| o == Outcome::Hidden).count() > n / 10);
+        let servers: ArrayRef = Arc::new(StringArray::from(servers));
+        let plain: ArrayRef = Arc::new(StringArray::from(decoded.clone()));
+        // Chunks of rows 0..3000, 3000..7000 and 7000..: the first dictionary,
+        // the same reversed (its keys turned to match), the first as views
+        // with keys of another type.
+        let reversed: Vec<Option<String>> = pool.iter().rev().cloned().collect();
+        let turned: Vec<Option<u8>> = keys[3000..7000].iter().map(|k| k.map(|k| (pool.len() - 1) as u8 - k)).collect();
+        let dictionaries = [
+            encoded::<Int32Type>(&keys[..3000], values(&pool)),
+            encoded::<Int16Type>(&turned, values(&reversed)),
+            encoded::<UInt8Type>(&keys[7000..], views(&pool.iter().map(Option::as_deref).collect::<Vec<_>>())),
+        ];
+        // One dictionary for all rows, sliced: the keys of rows 0..n, from row 2.
+        let padded: Vec<Option<u8>> = [None, Some(0)].into_iter().chain(keys.iter().copied()).collect();
+        let sliced = encoded::<UInt16Type>(&padded, values(&pool)).slice(2, n);
+        // Runs of the decoded names: sorted, so that runs are long, and as they come.
+        let runs_of = |names: &[Option<&str>]| -> ArrayRef {
+            let (mut ends, mut run_values): (Vec<usize>, Vec<Option<&str>>) = (Vec::new(), Vec::new());
+            for (i, name) in names.iter().enumerate() {
+                if run_values.last() == Some(name) {
+                    *ends.last_mut().unwrap() = i + 1;
+                } else {
+                    ends.push(i + 1);
+                    run_values.push(*name);
+                }
+            }
+            run_encoded::<Int32Type>(&ends, Arc::new(StringArray::from(run_values)))
+        };
+        let mut sorted = decoded.clone();
+        sorted.sort();
+        let sorted_want: Vec<Outcome> = (0..n).map(|i| scalar(&f, Some(["s1", "s2", "a"][i % 3]), sorted[i])).collect();
+        let sorted_servers: ArrayRef = Arc::new(StringArray::from((0..n).map(|i| ["s1", "s2", "a"][i % 3]).collect::<Vec<_>>()));
+        let sorted_plain: ArrayRef = Arc::new(StringArray::from(sorted.clone()));
+        for threads in [Some(1), Some(2)] {
+            let one = std::slice::from_ref;
+            same_rows(decide(&f, one(&servers), one(&plain), threads), &want, threads);
+            same_rows(decide(&f, one(&servers), &dictionaries, threads), &want, threads);
+            same_rows(decide(&f, one(&servers), one(&sliced), threads), &want, threads);
+            same_rows(decide(&f, one(&servers), &[runs_of(&decoded[..5000]), runs_of(&decoded[5000..])], threads), &want, threads);
+            same_rows(decide(&f, one(&sorted_servers), one(&sorted_plain), threads), &sorted_want, threads);
+            same_rows(decide(&f, one(&sorted_servers), one(&runs_of(&sorted)), threads), &sorted_want, threads);
+            // Both columns encoded, the names chunked unlike the servers.
+            let encoded_servers = encoded::<Int8Type>(&(0..n).map(|i| Some((i % 3) as u8)).collect::<Vec<_>>(), Arc::new(StringArray::from(vec!["s1", "s2", "a"])));
+            let sorted_keys: Vec<Option<u8>> = sorted.iter().map(|s| s.map(|s| pool.iter().position(|v| v.as_deref() == Some(s)).unwrap() as u8)).collect();
+            let names = [encoded::<Int32Type>(&sorted_keys[..4321], values(&pool)), encoded::<Int32Type>(&sorted_keys[4321..], values(&pool))];
+            same_rows(decide(&f, one(&encoded_servers), &names, threads), &sorted_want, threads);
+        }
     }
 
     /// Annotation patterns get no hints from columns: every hint missing,

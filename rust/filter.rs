@@ -11,7 +11,7 @@ use crate::fold::{Fold, LazyFold};
 use crate::hints::{HintPattern, HintSide};
 use crate::pairs::length_bit;
 use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
-use crate::memo::{Answer, NameMemo, MAX_NAME};
+use crate::memo::{Answer, Keep, NameMemo};
 use crate::shortcut::{Held, Shortcut, SHORT};
 use crate::rules::{fold_with, Groups, PatternIssue, RuleSet, Scratch};
 
@@ -302,8 +302,8 @@ impl StaticFilter {
 
     /// Decides one tool whose server's plan is known. `server` is raw. With
     /// `include_bits` false the include side is not matched (a batch over an
-    /// open include: the decision does not depend on it). `batch`: what a
-    /// batch keeps of names and the every-server groups' shortcuts.
+    /// open include: the decision does not depend on it). `batch`: where a
+    /// batch keeps this name's answers, and the every-server groups' shortcuts.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     fn judge(
@@ -314,18 +314,16 @@ impl StaticFilter {
         hints: u8,
         scratch: &mut Scratch,
         include_bits: bool,
-        batch: Option<(&mut NameMemo, &mut Cuts<'_>)>,
+        batch: Option<(Keep<'_>, &mut Cuts<'_>)>,
     ) -> u8 {
         let Scratch { index, tool: tbuf, .. } = scratch;
-        let (memo, mut cuts) = batch.map_or((None, None), |(memo, cuts)| (Some(memo), Some(cuts)));
-        // What a batch knows of this name already (a short name whose
-        // groups are matched one by one, for an option with an
-        // every-server group). The answer kept is that group's alone: the
+        let (keep, mut cuts) = batch.map_or((None, None), |(keep, cuts)| (Some(keep), Some(cuts)));
+        // What a batch knows of this name already (a name whose groups are
+        // matched one by one, for an option with an every-server group; in
+        // the memo, a short one). The answer kept is that group's alone: the
         // groups of the server's own globs are matched for each tool.
-        let mut kept = match memo {
-            Some(memo) if (plan.include_every || plan.exclude_every) && tool.len() <= MAX_NAME => {
-                memo.probe(tool).map(|(place, known)| (memo, place, known))
-            }
+        let mut kept = match keep {
+            Some(keep) if plan.include_every || plan.exclude_every => keep.find(tool),
             _ => None,
         };
         let mut bits = 0;
@@ -344,7 +342,7 @@ impl StaticFilter {
                         shortcut.unwrap_or_else(|| self.exclude.any_in_group_loose(every, &mut folded, index))
                     };
                     let hit = match kept.as_mut() {
-                        Some((memo, place, known)) => memo.answer(*place, *known, Answer::Exclude, find),
+                        Some(kept) => kept.answer(Answer::Exclude, find),
                         None => find(),
                     };
                     hit || self.exclude.any_in_groups_loose_but(groups, every, &mut folded, index)
@@ -377,7 +375,7 @@ impl StaticFilter {
                     shortcut.unwrap_or_else(|| self.include.any_in_group(every, tool, index))
                 };
                 let hit = match kept {
-                    Some((memo, place, known)) => memo.answer(place, known, Answer::Include, find),
+                    Some(mut kept) => kept.answer(Answer::Include, find),
                     None => find(),
                 };
                 hit || self.include.any_in_groups_but(groups, every, tool, index)
@@ -607,6 +605,21 @@ impl<'f> Decider<'f> {
     /// with the same `server`).
     #[inline]
     pub fn decide_planned(&mut self, plan: u32, server: &[u8], tool: &[u8], hints: u8) -> Outcome {
+        self.decide_kept(plan, server, tool, hints, None)
+    }
+
+    /// [`decide_planned`](Self::decide_planned) of a tool whose name's
+    /// every-server answers are kept in `slot` instead of the memo: one
+    /// byte per distinct name the caller can tell apart without reading it
+    /// (a dictionary value), 0 before its first tool and then left as this
+    /// call leaves it (see [`Keep`]).
+    #[inline]
+    pub fn decide_planned_keyed(&mut self, plan: u32, server: &[u8], tool: &[u8], hints: u8, slot: &mut u8) -> Outcome {
+        self.decide_kept(plan, server, tool, hints, Some(slot))
+    }
+
+    #[inline]
+    fn decide_kept(&mut self, plan: u32, server: &[u8], tool: &[u8], hints: u8, slot: Option<&mut u8>) -> Outcome {
         let filter = self.filter;
         if self.decided < CUTS_AFTER {
             self.decided += 1;
@@ -618,7 +631,11 @@ impl<'f> Decider<'f> {
             Some(blind) => blind,
             None => &self.plans[plan as usize].0,
         };
-        let batch = Some((&mut self.memo, &mut self.cuts));
+        let keep = match slot {
+            Some(slot) => Keep::Byte(slot),
+            None => Keep::Memo(&mut self.memo),
+        };
+        let batch = Some((keep, &mut self.cuts));
         filter.outcome(filter.judge(plan, server, tool, hints, &mut self.scratch, !filter.include_open, batch))
     }
 

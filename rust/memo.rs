@@ -71,6 +71,12 @@ impl Answer {
     fn value_bit(self) -> u8 {
         2 << (2 * self as u8)
     }
+
+    /// The bits that record `value` as this answer.
+    #[inline]
+    fn bits(self, value: bool) -> u8 {
+        self.known_bit() | if value { self.value_bit() } else { 0 }
+    }
 }
 
 /// A probe's place: the slot that holds the name (found, or claimed for it).
@@ -196,8 +202,7 @@ impl NameMemo {
     /// Records `answer` for the name at `place`.
     #[inline]
     pub fn record(&mut self, place: Place, answer: Answer, value: bool) {
-        let slot = &mut self.slots[place.0 as usize];
-        slot.known |= answer.known_bit() | if value { answer.value_bit() } else { 0 };
+        self.slots[place.0 as usize].known |= answer.bits(value);
     }
 
     /// The answer kept at `place` (`known`: its bits from
@@ -218,6 +223,51 @@ impl NameMemo {
     #[inline]
     pub fn read(known: u8, answer: Answer) -> Option<bool> {
         (known & answer.known_bit() != 0).then_some(known & answer.value_bit() != 0)
+    }
+}
+
+/// Where a batch keeps the answers of the name it is deciding: in its memo,
+/// or in a byte of the caller's, whose bits are a slot's `known` bits. A
+/// column that names its values by index (a dictionary-encoded one,
+/// `crate::arrow`) gives each value such a byte: the same index is the same
+/// name, so the answers are kept for every name, of any length, without a
+/// hash or a comparison, and never dropped for another name.
+pub enum Keep<'a> {
+    Memo(&'a mut NameMemo),
+    Byte(&'a mut u8),
+}
+
+/// Where one name's answers are kept, found by [`Keep::find`].
+pub enum Kept<'a> {
+    /// A memo's slot: its place, and its `known` bits as the probe found them.
+    Slot(&'a mut NameMemo, Place, u8),
+    Byte(&'a mut u8),
+}
+
+impl<'a> Keep<'a> {
+    /// The place of `name`'s answers; `None` where the memo does not keep
+    /// them (see [`NameMemo::probe`]).
+    #[inline]
+    pub fn find(self, name: &[u8]) -> Option<Kept<'a>> {
+        match self {
+            Keep::Memo(memo) => memo.probe(name).map(|(place, known)| Kept::Slot(memo, place, known)),
+            Keep::Byte(known) => Some(Kept::Byte(known)),
+        }
+    }
+}
+
+impl Kept<'_> {
+    /// The answer kept, or else `find`'s, which is kept.
+    #[inline]
+    pub fn answer(&mut self, answer: Answer, find: impl FnOnce() -> bool) -> bool {
+        match self {
+            Kept::Slot(memo, place, known) => memo.answer(*place, *known, answer, find),
+            Kept::Byte(known) => NameMemo::read(**known, answer).unwrap_or_else(|| {
+                let hit = find();
+                **known |= answer.bits(hit);
+                hit
+            }),
+        }
     }
 }
 
