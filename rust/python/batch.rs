@@ -89,9 +89,9 @@ fn threads_for(n: usize, threads: Option<usize>) -> usize {
 struct Block {
     bytes: Vec<u8>,
     items: Vec<Item>,
-    /// The block's server ids as ranges of `bytes`, each copied once (a few
-    /// may come twice: see [`Reader`]).
-    servers: Vec<(usize, usize)>,
+    /// The block's server ids, each object's copied once (again when met
+    /// after Python code ran: see [`Reader`]).
+    servers: Vec<BlockServer>,
 }
 
 /// One item of a block.
@@ -106,6 +106,25 @@ struct Item {
     /// unless the filter has annotation patterns.
     hints: u8,
 }
+
+/// One server id of a block.
+#[derive(Clone, Copy)]
+struct BlockServer {
+    /// Its bytes, as a range of the block's bytes.
+    bytes: (usize, usize),
+    /// The batch-wide number of the object they were copied from (see
+    /// [`Reader`]), or [`UNNUMBERED`].
+    number: u32,
+}
+
+/// The number of a server id that has none: a worker resolves it by its
+/// bytes in every block it comes in.
+const UNNUMBERED: u32 = u32::MAX;
+
+/// The most numbers a batch gives: a worker's table of plans by number
+/// ([`Worker::by_number`]) stays within 4 MB whatever the batch's size.
+/// Server id objects met after that many are left unnumbered.
+const MAX_NUMBERS: u32 = 1 << 20;
 
 impl Block {
     /// A block sized for `BLOCK` items of short names: filling it allocates
@@ -128,9 +147,9 @@ impl Block {
         (start, self.bytes.len())
     }
 
-    fn new_server(&mut self, bytes: &[u8]) -> u32 {
-        let span = self.copy(bytes);
-        self.servers.push(span);
+    fn new_server(&mut self, bytes: &[u8], number: u32) -> u32 {
+        let bytes = self.copy(bytes);
+        self.servers.push(BlockServer { bytes, number });
         self.servers.len() as u32 - 1
     }
 }
@@ -144,60 +163,139 @@ fn spare_block(spares: &Spares, needs: Needs) -> Block {
     block
 }
 
-/// One slot of [`Reader::recent`]: a server id object's address, the epoch
-/// it was seen in, and its place in the block.
+/// One slot of [`Reader::known`]: a server id object met, or a free slot
+/// (one of an earlier epoch; zeroed: never taken).
 #[derive(Clone, Copy, Default)]
-struct Recent {
+struct Known {
     address: usize,
-    epoch: u32,
-    slot: u32,
+    /// Its batch-wide number.
+    number: u32,
+    /// The generation in which it was last copied into a block (see
+    /// [`Reader::generation`]) above [`SLOT_BITS`] bits of its place in that
+    /// block's `servers`.
+    copied: u32,
 }
 
-/// Most server id objects a reader remembers per block (a power of two).
-const RECENT: usize = 1 << 13;
+/// Bits of a block's server slot in [`Known::copied`].
+const SLOT_BITS: u32 = 13;
+const _: () = assert!(BLOCK <= 1 << SLOT_BITS, "a block's every server slot fits its bits");
+/// The last generation: the one after it forgets every object met (any
+/// value below `1 << (32 - SLOT_BITS)` fits [`Known::copied`]). Small, so
+/// that the start over is taken often (every 64 blocks, half a million
+/// tools, or 64 epochs: a batch's tests reach it) and cheap (a table of at
+/// most 2 MB zeroed; the objects met again are numbered again).
+const LAST_GENERATION: u32 = 64;
 
-/// Copies items into blocks, as much of each as the filter needs. A catalog
-/// repeats one server id object per server, so a server id object met
-/// before in the block is not copied again: the previous item's is checked
-/// first (catalogs usually come grouped by server), then a direct-mapped
-/// table of the ones met in the block (for blocks that hold thousands of
-/// servers, interleaved). An address is only compared while it is known to
-/// be that object: within one epoch, which ends with the block and whenever
-/// Python code has run (nothing was freed in between, so nothing new can
-/// have its address). Two objects that share a table slot only cost a
-/// second copy of a server id; equal ids in distinct objects are one server
-/// to the matcher, which resolves servers by their bytes.
+/// Slots of [`Reader::known`] at first, for a batch of this many items or more.
+const KNOWN_FIRST: usize = 1 << 13;
+/// Most slots of [`Reader::known`] (2 MB): a table three quarters full at
+/// this size ends the epoch, which forgets every object met.
+const KNOWN_MAX: usize = 1 << 17;
+
+/// Copies items into blocks, as much of each as the filter needs, and
+/// numbers the server id objects.
+///
+/// A catalog repeats one server id object per server, so each distinct
+/// object met gets a number for the whole batch, by which a worker finds the
+/// server's plan again with one load, whichever block it comes in (see
+/// [`Worker`]). Its bytes are still copied into every block it comes in
+/// (once a block), for the workers read nothing but copied bytes. The
+/// previous item's object is checked first (catalogs usually come grouped by
+/// server), then an open-addressed table of the objects met (for blocks that
+/// hold thousands of servers, interleaved).
+///
+/// An address is only compared while it is known to be that object: within
+/// one epoch, which ends whenever Python code has run (`Quiet::runs`), and
+/// when the table is full (a hundred thousand distinct objects: memory stays
+/// flat in the batch's size). No Python code ran since the object was met,
+/// so it is still held where it was met (only Python code changes a list, a
+/// tuple or a tool's slots: see `crate::python::inplace`), alive, and no
+/// other object can have its address; a `str` never changes, so its bytes
+/// are the ones its number was given for. A new epoch forgets every object:
+/// one met again gets a new number. Two numbers for equal bytes (an object
+/// met again after Python code ran, two equal ids in distinct objects) are
+/// one server to the matcher, which resolves servers by their bytes.
 struct Reader {
     needs: Needs,
-    epoch: u32,
     /// `Quiet::runs` when the epoch began.
     runs: u64,
-    last: Option<(usize, u32)>,
-    recent: Vec<Recent>,
+    /// A count that moves on with every block and every epoch: a slot
+    /// stamped before `epoch` is free, one stamped from `block` on was
+    /// copied into the block being read.
+    generation: u32,
+    epoch: u32,
+    block: u32,
+    /// The next number to give.
+    next_number: u32,
+    /// The previous item's server id object and its slot in the block
+    /// (address 0, none, after a new block or epoch).
+    last: (usize, u32),
+    /// The objects met in the epoch, by address (linear probing): a power
+    /// of two long, at most three quarters of it taken.
+    known: Vec<Known>,
+    /// Slots of `known` of the current epoch.
+    taken: usize,
 }
 
 impl Reader {
     fn new(needs: Needs, n: usize) -> Self {
-        let size = if needs.server { n.clamp(1, RECENT).next_power_of_two() } else { 0 };
-        Reader { needs, epoch: 0, runs: 0, last: None, recent: vec![Recent::default(); size] }
-    }
-
-    /// A new block: no address seen before is to be trusted in it.
-    fn start_block(&mut self) {
-        self.new_epoch();
-    }
-
-    fn new_epoch(&mut self) {
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            // Wrapped (after four billion epochs): forget every slot.
-            self.recent.fill(Recent::default());
-            self.epoch = 1;
+        let size = if needs.server { n.clamp(16, KNOWN_FIRST).next_power_of_two() } else { 0 };
+        Reader {
+            needs,
+            runs: 0,
+            generation: 1,
+            epoch: 1,
+            block: 1,
+            next_number: 0,
+            last: (0, 0),
+            known: vec![Known::default(); size],
+            taken: 0,
         }
-        self.last = None;
     }
 
-    /// The block slot of a borrowed server id, copying it on first sight.
+    /// A new block: every object met is copied into it again on first sight.
+    fn start_block(&mut self) {
+        self.next_generation();
+        self.block = self.generation;
+        self.last = (0, 0);
+    }
+
+    /// Forgets every object met.
+    fn new_epoch(&mut self) {
+        self.next_generation();
+        self.epoch = self.generation;
+        self.taken = 0;
+        self.last = (0, 0);
+    }
+
+    fn next_generation(&mut self) {
+        if self.generation == LAST_GENERATION {
+            // 64 blocks or epochs: free every slot, and start over.
+            self.known.fill(Known::default());
+            (self.generation, self.epoch, self.block, self.taken) = (1, 1, 1, 0);
+        }
+        self.generation += 1;
+    }
+
+    /// Where `address` is in `known`, or would go: a slot of the epoch that
+    /// holds it, or a free one.
+    #[inline]
+    fn probe(&self, address: usize) -> usize {
+        // Fibonacci hashing: objects lie 16 bytes apart or more, often a
+        // size class apart, so their low bits say little.
+        let mask = self.known.len() - 1;
+        let mut at = ((address as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
+        loop {
+            let known = &self.known[at];
+            if known.copied >> SLOT_BITS < self.epoch || known.address == address {
+                return at;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// The block slot of a borrowed server id, copying it on first sight in
+    /// the block, and numbering it on first sight in the epoch.
     #[inline]
     fn server_slot<'py>(
         &mut self,
@@ -210,23 +308,70 @@ impl Reader {
             self.new_epoch();
         }
         let address = server.as_ptr() as usize;
-        if let Some((last, slot)) = self.last {
-            if last == address {
-                return Ok(slot);
-            }
+        if self.last.0 == address {
+            return Ok(self.last.1);
         }
-        // Objects are 16-byte aligned: the low bits say nothing.
-        let at = ((address >> 4) ^ (address >> 17)) & (self.recent.len() - 1);
-        let recent = self.recent[at];
-        let slot = if recent.address == address && recent.epoch == self.epoch {
-            recent.slot
+        let at = self.probe(address);
+        let known = self.known[at];
+        let generation = known.copied >> SLOT_BITS;
+        // The epoch first: a slot stamped in this block before Python code
+        // ran is another object's, whose address this one may have now.
+        let slot = if generation < self.epoch {
+            self.first_sight(quiet, block, server, at)?
+        } else if generation >= self.block {
+            known.copied & ((1 << SLOT_BITS) - 1)
         } else {
-            let slot = block.new_server(&quiet.str_bytes(server)?);
-            self.recent[at] = Recent { address, epoch: self.epoch, slot };
+            let slot = block.new_server(&quiet.str_bytes(server)?, known.number);
+            self.known[at].copied = self.generation << SLOT_BITS | slot;
             slot
         };
-        self.last = Some((address, slot));
+        self.last = (address, slot);
         Ok(slot)
+    }
+
+    /// [`server_slot`](Self::server_slot) of an object not met in the epoch,
+    /// whose place in `known` is the free slot `at`.
+    fn first_sight<'py>(
+        &mut self,
+        quiet: &Quiet<'py>,
+        block: &mut Block,
+        server: Borrowed<'_, 'py, PyString>,
+        at: usize,
+    ) -> PyResult<u32> {
+        let number = if self.next_number < MAX_NUMBERS {
+            self.next_number += 1;
+            self.next_number - 1
+        } else {
+            UNNUMBERED
+        };
+        let slot = block.new_server(&quiet.str_bytes(server)?, number);
+        let address = server.as_ptr() as usize;
+        self.remember(at, Known { address, number, copied: self.generation << SLOT_BITS | slot });
+        Ok(slot)
+    }
+
+    /// Takes the free slot `at` of `known` (where `known.address` probes
+    /// to), keeping the table at most three quarters full.
+    fn remember(&mut self, at: usize, known: Known) {
+        self.known[at] = known;
+        self.taken += 1;
+        if 4 * self.taken > 3 * self.known.len() {
+            self.make_room();
+        }
+    }
+
+    #[cold]
+    fn make_room(&mut self) {
+        if self.known.len() >= KNOWN_MAX {
+            self.new_epoch();
+            return;
+        }
+        let size = 2 * self.known.len();
+        let old = std::mem::replace(&mut self.known, vec![Known::default(); size]);
+        for known in old.into_iter().filter(|k| k.copied >> SLOT_BITS >= self.epoch) {
+            let at = self.probe(known.address);
+            self.known[at] = known;
+        }
     }
 
     /// Copies a borrowed server id and name: no Python code runs between the
@@ -247,7 +392,8 @@ impl Reader {
     }
 
     /// Copies a server id and name the caller holds (and drops after, as
-    /// Python code: the next item starts a new epoch).
+    /// Python code: the next item starts a new epoch). The server id is left
+    /// unnumbered: its object is not met again in this epoch.
     fn push_owned(
         &mut self,
         block: &mut Block,
@@ -255,38 +401,72 @@ impl Reader {
         name: &Bound<'_, PyString>,
         hints: u8,
     ) -> PyResult<()> {
-        let server = if self.needs.server { block.new_server(&string_bytes(server)?) } else { 0 };
+        let server = if self.needs.server { block.new_server(&string_bytes(server)?, UNNUMBERED) } else { 0 };
         let name = if self.needs.name { block.copy(&string_bytes(name)?) } else { (0, 0) };
         block.items.push(Item { name, server, hints });
         Ok(())
     }
 }
 
+/// Not yet resolved, in [`Worker::by_number`].
+const NO_PLAN: u32 = u32::MAX;
+
 /// One thread's matcher: its [`Decider`] lives for the whole batch, so each
-/// distinct server is resolved at most once per thread.
+/// distinct server is resolved at most once per thread. A block's server is
+/// found by its number ([`Reader`]): only a number the thread has not met
+/// yet is looked up by its bytes (a hash and a comparison); one met costs a
+/// load, whichever block it comes in.
 struct Worker<'f> {
     decider: Decider<'f>,
-    /// The plan of each of the current block's servers.
-    plans: Vec<u32>,
+    /// The plan of each batch number met ([`NO_PLAN`]: not met yet).
+    by_number: Vec<u32>,
+    /// The plan and bytes of each of the current block's servers.
+    plans: Vec<(u32, (usize, usize))>,
 }
 
 impl<'f> Worker<'f> {
     fn new(filter: &'f StaticFilter) -> Self {
-        Worker { decider: Decider::new(filter), plans: Vec::new() }
+        Worker { decider: Decider::new(filter), by_number: Vec::new(), plans: Vec::new() }
+    }
+
+    /// The plan and bytes of each of `block`'s servers into `plans`. Out of
+    /// line: [`run`](Self::run)'s loop, into which the matching is inlined,
+    /// then compiles to fewer instructions a tool (callgrind's count).
+    #[inline(never)]
+    fn plan_block(&mut self, block: &Block) {
+        let Worker { decider, by_number, plans } = self;
+        plans.clear();
+        plans.extend(block.servers.iter().map(|&BlockServer { bytes: (a, b), number }| {
+            // Unnumbered is past the end: resolved by its bytes, not kept.
+            let plan = match by_number.get(number as usize) {
+                Some(&plan) if plan != NO_PLAN => plan,
+                _ => {
+                    let plan = decider.plan_for(&block.bytes[a..b]);
+                    if number != UNNUMBERED {
+                        let number = number as usize;
+                        if number >= by_number.len() {
+                            by_number.resize((number + 1).next_power_of_two(), NO_PLAN);
+                        }
+                        by_number[number] = plan;
+                    }
+                    plan
+                }
+            };
+            (plan, (a, b))
+        }));
     }
 
     /// Matches one block into `out` (as long as the block). Touches no
     /// Python object.
     fn run(&mut self, block: &Block, out: &mut [Outcome]) {
-        let Block { bytes, items, servers } = block;
-        self.plans.clear();
-        self.plans.extend(servers.iter().map(|&(a, b)| self.decider.plan_for(&bytes[a..b])));
+        self.plan_block(block);
+        let Block { bytes, items, .. } = block;
         for (i, (item, slot)) in items.iter().zip(out).enumerate() {
             if let Some(ahead) = items.get(i + crate::memo::AHEAD) {
                 self.decider.prefetch(&bytes[ahead.name.0..ahead.name.1]);
             }
-            let (server, plan) = match servers.get(item.server as usize) {
-                Some(&(a, b)) => (&bytes[a..b], self.plans[item.server as usize]),
+            let (server, plan) = match self.plans.get(item.server as usize) {
+                Some(&(plan, (a, b))) => (&bytes[a..b], plan),
                 None => (&[][..], 0),
             };
             *slot = self.decider.decide_planned(plan, server, &bytes[item.name.0..item.name.1], item.hints);
