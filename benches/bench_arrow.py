@@ -111,7 +111,7 @@ def encoded_rows(n: int, threads: int | None, rounds: int) -> list[runner.Row]:
             where = (f"{n:,} tools of {SERVERS:,} servers, sorted by server, {encoding}, {what}, "
                      f"{label} (static_mask_arrow)")
             fast = f"fast, {encoding}"
-            out.append(runner.Row(where, fast, "fast, plain utf8 server column", seconds / n * 1e9,
+            out.append(runner.Row(where, fast, "fast, plain utf8 columns", seconds / n * 1e9,
                                   utf8_s / n * 1e9, correct=correct,
                                   target="no slower than plain within 5%: ratio >= 0.95"))
             out.append(runner.Row(where, fast, "static_mask_columns (lists of str)", seconds / n * 1e9,

@@ -116,7 +116,8 @@ def test_a_failed_part_is_reported_and_the_finished_tables_are_written(tmp_path)
     assert [report.part_of(t) for t in titles(text)] == [
         "filter", "adversarial", "sweep", "arrow", None, "groups", "gateway", None]
     arrow = text.split("## Encoded Arrow columns (", 1)[1].split("\n## ", 1)[0]
-    assert "| fast, run-end-encoded server column | static_mask_columns (lists of str) |" in arrow
+    assert "| fast, server column run-end-encoded | static_mask_columns (lists of str) |" in arrow
+    assert "| fast, server and name columns dictionary-encoded | fast, plain utf8 columns |" in arrow
     done = text.split("## Parts that did not finish", 1)[1]
     assert "**Tool groups" in done and "**Focus lens" in done
     assert "(its section is from an earlier run)" in done
