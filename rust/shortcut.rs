@@ -73,6 +73,14 @@ const MAX_SIMPLE_BYTES: usize = 48 << 10;
 /// [`MAX_SIMPLE_BYTES`] branch at most a few hundred deep.
 const NEST_LIMIT: u32 = 1_000;
 
+/// The stack of the thread that compiles an automaton. Its compiler
+/// recurses once per level of the pattern's nesting, some kilobytes a level
+/// in a build without optimisation: a few hundred levels overflow the 2 MB
+/// of a Rust thread (and the smaller stacks some platforms give threads),
+/// wherever the first batch that needs the shortcut happens to run. Only
+/// what is used of it is ever touched.
+const COMPILE_STACK: usize = 64 << 20;
+
 /// A shortcut whose cache is cleared this often in one thread's batch is
 /// set aside for good: the states its names need do not fit.
 const MAX_CLEARS: usize = 2;
@@ -295,6 +303,28 @@ fn push_literal(out: &mut String, bytes: &[u8], loose: bool) {
     }
 }
 
+/// The lazy DFA of `pattern`, compiled on a thread of its own with a stack
+/// of [`COMPILE_STACK`] bytes (see there); None when it cannot be (a
+/// pattern nested past [`NEST_LIMIT`], a thread not to be had): the group
+/// then has no shortcut, and its index answers.
+fn build_automaton(pattern: String, cache_bytes: usize) -> Option<DFA> {
+    let compile = move || {
+        DFA::builder()
+            .syntax(syntax::Config::new().unicode(false).utf8(false).nest_limit(NEST_LIMIT))
+            .thompson(thompson::Config::new().utf8(false))
+            .configure(
+                DFA::config()
+                    .cache_capacity(cache_bytes)
+                    .minimum_cache_clear_count(Some(MIN_CLEARS))
+                    .minimum_bytes_per_state(Some(MIN_BYTES_PER_STATE)),
+            )
+            .build(&pattern)
+            .ok()
+    };
+    let thread = std::thread::Builder::new().name("toolfilter-automaton".into()).stack_size(COMPILE_STACK);
+    thread.spawn(compile).ok()?.join().ok()?
+}
+
 /// An alternation of literals, or `None` for none, written as their trie
 /// (`(?:ab(?:c|d)|e)` for `abc`, `abd`, `e`): the patterns' automaton then
 /// has a state per trie node, not per byte of each literal, and the states
@@ -417,18 +447,7 @@ impl Shortcut {
             branches.push(format!("(?s:.)*?(?:{})", floating.join("|")));
         }
         let pattern = format!("(?s-u)^(?:{})", branches.join("|"));
-        let dfa = DFA::builder()
-            .syntax(syntax::Config::new().unicode(false).utf8(false).nest_limit(NEST_LIMIT))
-            .thompson(thompson::Config::new().utf8(false))
-            .configure(
-                DFA::config()
-                    .cache_capacity(cache_bytes)
-                    .minimum_cache_clear_count(Some(MIN_CLEARS))
-                    .minimum_bytes_per_state(Some(MIN_BYTES_PER_STATE)),
-            )
-            .build(&pattern)
-            .ok()?;
-        let simple = Simple::Automaton(dfa);
+        let simple = Simple::Automaton(build_automaton(pattern, cache_bytes)?);
         Some(Shortcut { literals, simple, rest, caches: Mutex::new(Vec::new()), poor: AtomicBool::new(false) })
     }
 
@@ -655,6 +674,17 @@ mod tests {
         let cut = Shortcut::build(globs.iter().map(Vec::as_slice), false).unwrap();
         assert!(matches!(cut.simple, Simple::Automaton(_)));
         assert!(check(&globs, &names));
+    }
+
+    /// The deepest trie compiles whatever the stack of the thread that
+    /// first needs it (the automaton's compiler recurses a level of nesting
+    /// at a time, and has a thread of its own).
+    #[test]
+    fn the_deepest_trie_compiles_on_a_small_stack() {
+        let globs: Vec<Vec<u8>> = (1..200).flat_map(|i| [format!("{}b*", "a".repeat(i)), format!("*{}c", "a".repeat(i))]).map(String::into_bytes).collect();
+        let small = std::thread::Builder::new().stack_size(128 << 10);
+        let built = small.spawn(move || Shortcut::build(globs.iter().map(Vec::as_slice), true).map(|cut| matches!(cut.simple, Simple::Automaton(_))));
+        assert_eq!(built.unwrap().join().unwrap(), Some(true));
     }
 
     #[test]
