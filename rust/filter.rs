@@ -11,7 +11,7 @@ use crate::fold::{Fold, LazyFold};
 use crate::hints::{HintPattern, HintSide};
 use crate::pairs::length_bit;
 use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
-use crate::memo::{Answer, Keep, NameMemo};
+use crate::memo::{Answer, Keep, Kept, NameMemo};
 use crate::shortcut::{Held, Shortcut, SHORT};
 use crate::rules::{fold_with, Groups, PatternIssue, RuleSet, Scratch};
 
@@ -303,7 +303,12 @@ impl StaticFilter {
     /// Decides one tool whose server's plan is known. `server` is raw. With
     /// `include_bits` false the include side is not matched (a batch over an
     /// open include: the decision does not depend on it). `batch`: where a
-    /// batch keeps this name's answers, and the every-server groups' shortcuts.
+    /// batch keeps this name's answers, the every-server groups' shortcuts,
+    /// and the [`Order`] of the sides. Exclude first gives every bit
+    /// (`EXCLUDED` set, the include side is not looked at); include first
+    /// gives bits of the same [`outcome`](Self::outcome) (a tool the include
+    /// side cannot admit is not matched against the exclude side); both
+    /// gives the bits of each side, `EXCLUDED` with the include side's.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     fn judge(
@@ -314,10 +319,11 @@ impl StaticFilter {
         hints: u8,
         scratch: &mut Scratch,
         include_bits: bool,
-        batch: Option<(Keep<'_>, &mut Cuts<'_>)>,
+        batch: Option<(Keep<'_>, &mut Cuts<'_>, Order)>,
     ) -> u8 {
         let Scratch { index, tool: tbuf, .. } = scratch;
-        let (keep, mut cuts) = batch.map_or((None, None), |(keep, cuts)| (Some(keep), Some(cuts)));
+        let (keep, mut cuts, order) =
+            batch.map_or((None, None, Order::ExcludeFirst), |(keep, cuts, order)| (Some(keep), Some(cuts), order));
         // What a batch knows of this name already (a name whose groups are
         // matched one by one, for an option with an every-server group; in
         // the memo, a short one). The answer kept is that group's alone: the
@@ -326,7 +332,40 @@ impl StaticFilter {
             Some(keep) if plan.include_every || plan.exclude_every => keep.find(tool),
             _ => None,
         };
-        let mut bits = 0;
+        if order == Order::IncludeFirst && include_bits && !self.include_open {
+            let included = self.include_side(plan, server, tool, hints, index, &mut kept, &mut cuts);
+            if included & (flag::INCLUDED | flag::INCLUDE_REGEX) == 0 {
+                // Hidden whatever the exclude side says.
+                return included;
+            }
+            return self.exclude_side(plan, tool, hints, index, tbuf, &mut kept, &mut cuts).map_or(flag::EXCLUDED, |bits| bits | included);
+        }
+        let Some(bits) = self.exclude_side(plan, tool, hints, index, tbuf, &mut kept, &mut cuts) else {
+            if order == Order::Both && include_bits {
+                return flag::EXCLUDED | self.include_side(plan, server, tool, hints, index, &mut kept, &mut cuts);
+            }
+            return flag::EXCLUDED;
+        };
+        if !include_bits {
+            return bits;
+        }
+        bits | self.include_side(plan, server, tool, hints, index, &mut kept, &mut cuts)
+    }
+
+    /// The exclude side of [`judge`](Self::judge): None where it hides the
+    /// tool, else its bits (`EXCLUDE_REGEX` or none).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn exclude_side(
+        &self,
+        plan: &ServerPlan,
+        tool: &[u8],
+        hints: u8,
+        index: &mut IndexScratch,
+        tbuf: &mut Vec<u8>,
+        kept: &mut Option<Kept<'_>>,
+        cuts: &mut Option<&mut Cuts<'_>>,
+    ) -> Option<u8> {
         if !self.exclude.is_empty() {
             // Folded only if a glob is verified against the fold or a
             // literal rule is looked up by it.
@@ -354,28 +393,39 @@ impl StaticFilter {
                     && plan.exclude_exact & length_bit(folded.folded_len()) != 0
                     && self.exclude.exact_match(&plan.folded, folded.get()).is_some())
             {
-                return flag::EXCLUDED;
+                return None;
             }
         }
         if self.exclude_hints.matches(&plan.exclude_trust, hints) {
-            return flag::EXCLUDED;
+            return None;
         }
-        if plan.exclude_regex {
-            bits |= flag::EXCLUDE_REGEX;
-        }
-        if !include_bits {
-            return bits;
-        }
+        Some(if plan.exclude_regex { flag::EXCLUDE_REGEX } else { 0 })
+    }
+
+    /// The include side of [`judge`](Self::judge): `INCLUDED`,
+    /// `INCLUDE_REGEX` or none.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn include_side(
+        &self,
+        plan: &ServerPlan,
+        server: &[u8],
+        tool: &[u8],
+        hints: u8,
+        index: &mut IndexScratch,
+        kept: &mut Option<Kept<'_>>,
+        cuts: &mut Option<&mut Cuts<'_>>,
+    ) -> u8 {
         let groups = &plan.include_groups;
         let cut = cuts.as_mut().is_some_and(|c| c.include.is_some());
-        let globbed = |index: &mut IndexScratch| match self.include.every_server_group() {
+        let mut globbed = |index: &mut IndexScratch| match self.include.every_server_group() {
             Some(every) if plan.include_every && groups.one_by_one(tool.len()) && (kept.is_some() || cut) => {
                 let mut find = || {
                     let shortcut = cuts.as_mut().and_then(|c| c.include_match(tool, index));
                     shortcut.unwrap_or_else(|| self.include.any_in_group(every, tool, index))
                 };
-                let hit = match kept {
-                    Some(mut kept) => kept.answer(Answer::Include, find),
+                let hit = match kept.as_mut() {
+                    Some(kept) => kept.answer(Answer::Include, find),
                     None => find(),
                 };
                 hit || self.include.any_in_groups_but(groups, every, tool, index)
@@ -388,11 +438,12 @@ impl StaticFilter {
             || globbed(index)
             || self.include_hints.matches(&plan.include_trust, hints)
         {
-            bits |= flag::INCLUDED;
+            flag::INCLUDED
         } else if plan.include_regex {
-            bits |= flag::INCLUDE_REGEX;
+            flag::INCLUDE_REGEX
+        } else {
+            0
         }
-        bits
     }
 
     /// The [`flag`] bits for one tool without hints (all missing). When
@@ -481,6 +532,16 @@ impl StaticFilter {
 /// its buffers. Kept from block to block, it resolves each distinct server
 /// once, however the tools of many servers are interleaved, and allocates
 /// nothing once grown; with [`Needs::server`] off it resolves none.
+/// The order a batch matches a tool's two sides in (see
+/// [`StaticFilter::judge`]): the one that more often decides alone first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    ExcludeFirst,
+    IncludeFirst,
+    /// Both sides, each whole: a sample for the choice.
+    Both,
+}
+
 pub struct Decider<'f> {
     filter: &'f StaticFilter,
     scratch: Scratch,
@@ -497,6 +558,61 @@ pub struct Decider<'f> {
     cuts: Cuts<'f>,
     /// Tools decided, up to [`CUTS_AFTER`].
     decided: u32,
+    /// Which side this thread matches first, and the samples it is chosen by.
+    order: SideOrder,
+}
+
+/// A thread's choice of the side a tool is matched against first. Either
+/// order decides the same; the cost differs: exclude first matches the
+/// include side of every tool it does not hide, include first the exclude
+/// side of every tool it admits. One tool in [`SAMPLE_EVERY`] is matched
+/// against both, and the side that more often decides alone among them
+/// (an exclude pattern hides the tool, against the include side admitting
+/// none) goes first for the tools after it.
+#[derive(Clone, Copy, Debug, Default)]
+struct SideOrder {
+    include_first: bool,
+    /// Tools until the next sample.
+    until_sample: u32,
+    /// Among the samples (halved now and then, so that the choice follows
+    /// the batch): those the exclude side hid, those the include side did
+    /// not admit.
+    hidden_by_exclude: u32,
+    not_admitted: u32,
+}
+
+/// One tool in this many is a sample of [`SideOrder`].
+const SAMPLE_EVERY: u32 = 128;
+/// Samples kept before the tallies are halved.
+const SAMPLES_KEPT: u32 = 256;
+
+impl SideOrder {
+    /// The order of the next tool's sides.
+    #[inline]
+    fn next(&mut self) -> Order {
+        if self.until_sample == 0 {
+            self.until_sample = SAMPLE_EVERY - 1;
+            return Order::Both;
+        }
+        self.until_sample -= 1;
+        if self.include_first {
+            Order::IncludeFirst
+        } else {
+            Order::ExcludeFirst
+        }
+    }
+
+    /// Tallies a sample's bits and chooses again.
+    #[cold]
+    fn sampled(&mut self, bits: u8) {
+        self.hidden_by_exclude += u32::from(bits & flag::EXCLUDED != 0);
+        self.not_admitted += u32::from(bits & (flag::INCLUDED | flag::INCLUDE_REGEX) == 0);
+        if self.hidden_by_exclude + self.not_admitted > SAMPLES_KEPT {
+            self.hidden_by_exclude /= 2;
+            self.not_admitted /= 2;
+        }
+        self.include_first = self.not_admitted > self.hidden_by_exclude;
+    }
 }
 
 /// Tools a thread decides before it takes the every-server groups'
@@ -568,6 +684,7 @@ impl<'f> Decider<'f> {
             memo: NameMemo::new(),
             cuts: Cuts::default(),
             decided: 0,
+            order: SideOrder::default(),
         }
     }
 
@@ -635,8 +752,12 @@ impl<'f> Decider<'f> {
             Some(slot) => Keep::Byte(slot),
             None => Keep::Memo(&mut self.memo),
         };
-        let batch = Some((keep, &mut self.cuts));
-        filter.outcome(filter.judge(plan, server, tool, hints, &mut self.scratch, !filter.include_open, batch))
+        let order = self.order.next();
+        let bits = filter.judge(plan, server, tool, hints, &mut self.scratch, !filter.include_open, Some((keep, &mut self.cuts, order)));
+        if order == Order::Both {
+            self.order.sampled(bits);
+        }
+        filter.outcome(bits)
     }
 
     /// A hint that `tool` is decided soon (a few tools ahead): its kept
@@ -797,6 +918,40 @@ mod tests {
                 assert_eq!(decider.decide(server.as_bytes(), name.as_bytes(), 0), want, "round {round}, tool {i}: {name:?}");
             }
             assert!(decider.cuts.exclude.is_some() && decider.cuts.include.is_some(), "round {round}");
+        }
+    }
+
+    /// A batch matches first the side that more often decides alone, and
+    /// decides as the scalar path whichever it is: an include side that
+    /// admits few tools goes first, an exclude side that hides most stays
+    /// first; the order follows the batch when that changes, and regex
+    /// servers (undecided tools) and hints come out the same.
+    #[test]
+    fn either_side_first_decides_as_scalar() {
+        let mut next = crate::test_rng::below(0xBB67_AE85_84CA_A73B);
+        let names = ["read_a", "Read-B", "write_c", "drop_d", "x", "\u{212a}ey", "İd", "list_e", "read_drop"];
+        // (include, exclude, and the batch's parts: the server of their
+        // tools (None: any of s0 to s4), how many, and which side goes
+        // first after the part).
+        type Part = (Option<&'static str>, usize, bool);
+        let cases: [(&[&str], &[&str], [Part; 2]); 3] = [
+            (&["read_*"], &["*drop*"], [(None, 6_000, true), (Some("s3"), 6_000, true)]),
+            (&["*"], &["*_*", "x"], [(None, 6_000, false), (Some("s3"), 6_000, false)]),
+            (&["s1/*", "read_*"], &["*drop*"], [(Some("s1"), 6_000, false), (Some("s3"), 20_000, true)]),
+        ];
+        for (include, exclude, parts) in cases {
+            let f = StaticFilter::compile(include, exclude, &["s2"], &["s4"], false).unwrap();
+            let mut decider = Decider::new(&f);
+            for (part, (server, count, include_first)) in parts.into_iter().enumerate() {
+                for i in 0..count {
+                    let server = server.map_or_else(|| format!("s{}", next(5)), str::to_string);
+                    let name = format!("{}{}", names[next(names.len() as u64) as usize], ["", "_q", "drop"][next(3) as usize]);
+                    let hints = next(4) as u8;
+                    let want = f.outcome(f.flags_with_hints(server.as_bytes(), name.as_bytes(), hints, &mut FlagScratch::default()));
+                    assert_eq!(decider.decide(server.as_bytes(), name.as_bytes(), hints), want, "{include:?}, part {part}, tool {i}: {server}/{name}");
+                }
+                assert_eq!(decider.order.include_first, include_first, "{include:?} {exclude:?}, part {part}");
+            }
         }
     }
 
