@@ -9,6 +9,8 @@
 //! Lone surrogates and bytes that decode to nothing are copied unchanged: they
 //! have no case, and replacing them would let U+D800 collide with U+FFFD.
 
+use std::sync::OnceLock;
+
 use crate::wtf8::{decode, push_code_point};
 
 /// Which fold to apply.
@@ -72,6 +74,7 @@ impl Fold {
 
     /// [`append`](Self::append) for input that holds non-ASCII characters.
     fn append_mixed(self, input: &[u8], out: &mut Vec<u8>) {
+        let table = bmp_table();
         let mut rest = input;
         loop {
             let run = rest.iter().position(|&b| b >= 0x80).unwrap_or(rest.len());
@@ -83,8 +86,11 @@ impl Fold {
                 return;
             }
             let (cp, len) = decode(rest);
-            match cp.and_then(char::from_u32) {
-                Some(c) => {
+            match cp.map(|cp| table.lower(cp)) {
+                Some(Known::Same) => out.extend_from_slice(&rest[..len]),
+                Some(Known::Lower(lower)) => push_code_point(out, lower),
+                Some(Known::Unknown) => {
+                    let c = cp.and_then(char::from_u32).expect("a decoded code point outside the table is a char");
                     for lower in c.to_lowercase() {
                         let lower = match (self, lower) {
                             (Fold::Loose, '-' | '.') => '_',
@@ -248,6 +254,73 @@ pub fn is_loose_fixed_point(input: &[u8]) -> bool {
     words.remainder().iter().all(|&b| b.is_ascii() && loose_ascii(b) == b)
 }
 
+/// What the table says of a code point's lower-case.
+enum Known {
+    /// It is its own lower-case (or a lone surrogate, copied as it is).
+    Same,
+    /// Its lower-case is this one code point, not ASCII.
+    Lower(u32),
+    /// Ask `char::to_lowercase`: several code points, or beyond the table.
+    Unknown,
+}
+
+/// The lower-case of the code points below U+10000, from `char::to_lowercase`
+/// once per process: a name with accented or non-Latin letters is folded by
+/// one load per character instead of a search of Unicode's case table. Both
+/// folds agree on every code point past ASCII (`-` and `.` are ASCII, and no
+/// other character lower-cases to them), so one table serves both. It takes
+/// about 12 KB, built on the first fold of a name that is not ASCII (well
+/// under a millisecond).
+struct BmpTable {
+    /// For U+0080..U+07FF (two bytes in UTF-8): the single lower-case code
+    /// point, or 0 when there are several.
+    two: Box<[u16]>,
+    /// For U+0800..U+FFFF: one bit a code point, set when it is its own
+    /// lower-case (and for the surrogates).
+    same: Box<[u64]>,
+}
+
+impl BmpTable {
+    fn build() -> Self {
+        let single = |cp: u32| -> Option<u32> {
+            let c = char::from_u32(cp)?;
+            let mut lower = c.to_lowercase();
+            match (lower.next(), lower.next()) {
+                (Some(l), None) => Some(u32::from(l)),
+                _ => None,
+            }
+        };
+        let two = (0x80..0x800u32)
+            .map(|cp| single(cp).filter(|&l| (0x80..0x1_0000).contains(&l)).map_or(0, |l| l as u16))
+            .collect();
+        let mut same = vec![0u64; 0x1_0000 / 64].into_boxed_slice();
+        for cp in 0x800..0x1_0000u32 {
+            if char::from_u32(cp).is_none() || single(cp) == Some(cp) {
+                same[cp as usize / 64] |= 1 << (cp % 64);
+            }
+        }
+        BmpTable { two, same }
+    }
+
+    #[inline]
+    fn lower(&self, cp: u32) -> Known {
+        match cp {
+            0x80..=0x7FF => match u32::from(self.two[cp as usize - 0x80]) {
+                0 => Known::Unknown,
+                lower if lower == cp => Known::Same,
+                lower => Known::Lower(lower),
+            },
+            0x800..=0xFFFF if self.same[cp as usize / 64] & (1 << (cp % 64)) != 0 => Known::Same,
+            _ => Known::Unknown,
+        }
+    }
+}
+
+fn bmp_table() -> &'static BmpTable {
+    static TABLE: OnceLock<BmpTable> = OnceLock::new();
+    TABLE.get_or_init(BmpTable::build)
+}
+
 /// Folds `input` into `out` (cleared first) under the loose fold, and says
 /// whether the fold may differ from `input` (false: it is `input`). An ASCII
 /// name of eight bytes or more is folded and compared in one pass of words,
@@ -316,6 +389,39 @@ mod tests {
         lone_surrogate_kept: fold_loose, b"X\xED\xA0\x80" => b"x\xED\xA0\x80";
         invalid_byte_kept: fold_loose, b"A\xFF" => b"a\xFF";
         empty: fold_loose, "" => "";
+    }
+
+    /// The fold of one character as `char::to_lowercase` gives it.
+    fn by_char(fold: Fold, cp: u32, out: &mut Vec<u8>) {
+        match char::from_u32(cp) {
+            Some(c) => {
+                for lower in c.to_lowercase() {
+                    let lower = if fold == Fold::Loose && matches!(lower, '-' | '.') { '_' } else { lower };
+                    push_code_point(out, u32::from(lower));
+                }
+            }
+            None => push_code_point(out, cp),
+        }
+    }
+
+    #[test]
+    fn the_table_folds_every_code_point_as_to_lowercase() {
+        let (mut input, mut want, mut got) = (Vec::new(), Vec::new(), Vec::new());
+        for fold in [Fold::Lower, Fold::Loose] {
+            for cp in 0x80..=0x10_FFFF {
+                // Between ASCII neighbours, so the mixed path reads it.
+                input.clear();
+                input.extend_from_slice(b"A-");
+                push_code_point(&mut input, cp);
+                input.extend_from_slice(b".Z");
+                want.clear();
+                want.extend_from_slice(if fold == Fold::Loose { b"a_" } else { b"a-" });
+                by_char(fold, cp, &mut want);
+                want.extend_from_slice(if fold == Fold::Loose { b"_z" } else { b".z" });
+                fold.apply_into(&input, &mut got);
+                assert_eq!(got, want, "U+{cp:04X} under {fold:?}");
+            }
+        }
     }
 
     #[test]

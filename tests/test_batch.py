@@ -168,6 +168,42 @@ def test_subclass_with_a_property_is_not_read_from_the_slot():
     assert f.static_mask([tool] * 20_000, threads=2) == [True] * 20_000
 
 
+class _EmptyingTool:
+    """A tool whose name property empties the list being read and fills it
+    with other tools: the items read ahead of it were the list's last
+    references, freed by then."""
+
+    def __init__(self, batch, name):
+        self.batch, self._n, self.server_id = batch, name, "s"
+
+    @property
+    def name(self):
+        self.batch[:] = [Tool("other", f"x{i}") for i in range(len(self.batch))]
+        return self._n
+
+
+@pytest.mark.parametrize("at", [0, 5, 40, 9_000])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_property_emptying_the_list_does_not_change_what_is_read(at, threads):
+    f = toolfilter_fast.compile(include=["s/keep_*"], exclude=["*/keep_3*"])
+    ref = reference.compile(include=["s/keep_*"], exclude=["*/keep_3*"])
+    names = [f"keep_{i}" if i % 2 else f"drop_{i}" for i in range(10_000)]
+    names[at] = "keep_odd"
+    want = [ref.static_visible(Tool("s", name)) for name in names]
+
+    def batch():  # fresh tools that only the list holds
+        tools = [Tool("s", name) for name in names]
+        tools[at] = _EmptyingTool(tools, names[at])
+        return tools
+
+    assert f.static_mask(batch(), threads=threads) == want
+    tools = batch()
+    given = list(tools)
+    kept = f.static_filter(tools, threads=threads)
+    assert tools[at].server_id == "other"  # the property did empty the list
+    assert kept == [t for t, w in zip(given, want, strict=True) if w]
+
+
 def test_tampered_tools_get_the_usual_errors():
     unset = Tool("s", "t")
     object.__delattr__(unset, "name")
