@@ -86,20 +86,23 @@ impl Fold {
                 return;
             }
             let (cp, len) = decode(rest);
-            match cp.map(|cp| table.lower(cp)) {
-                Some(Known::Same) => out.extend_from_slice(&rest[..len]),
-                Some(Known::Lower(lower)) => push_code_point(out, lower),
-                Some(Known::Unknown) => {
-                    let c = cp.and_then(char::from_u32).expect("a decoded code point outside the table is a char");
-                    for lower in c.to_lowercase() {
-                        let lower = match (self, lower) {
-                            (Fold::Loose, '-' | '.') => '_',
-                            _ => lower,
-                        };
-                        push_code_point(out, u32::from(lower));
+            // Bytes that decode to nothing are copied as they are, as the
+            // code points that are their own lower-case.
+            match cp.map_or(Known::Same, |cp| table.lower(cp)) {
+                Known::Same => out.extend_from_slice(&rest[..len]),
+                Known::Lower(lower) => push_code_point(out, lower),
+                Known::Unknown => match cp.and_then(char::from_u32) {
+                    Some(c) => {
+                        for lower in c.to_lowercase() {
+                            let lower = match (self, lower) {
+                                (Fold::Loose, '-' | '.') => '_',
+                                _ => lower,
+                            };
+                            push_code_point(out, u32::from(lower));
+                        }
                     }
-                }
-                None => out.extend_from_slice(&rest[..len]),
+                    None => out.extend_from_slice(&rest[..len]),
+                },
             }
             rest = &rest[len..];
         }
