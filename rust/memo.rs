@@ -14,12 +14,13 @@
 //! full bytes compared on every hit (so an answer is never another name's).
 //! A set keeps the name met last in its first slot; a name met again in the
 //! second moves to the first, and a new name pushes the second out. (Two
-//! names hashing to one set, both met often, both stay: a table of one
-//! slot a hash kept about a quarter fewer of a large catalog's repeats, and
-//! the second slot costs no further load.) It starts small and grows with the batch, so a short
-//! batch pays a few kilobytes, and it watches its hits: a batch whose names
-//! rarely repeat turns it off for a stretch, and tries again after, so a
-//! catalog of distinct names pays about one probe in sixteen.
+//! names hashing to one set, both met often, both stay: a table of the same
+//! size with one slot a hash lost about three times as many of a large
+//! catalog's repeats, and the second slot costs no further load.) It starts
+//! small and grows with the batch, so a short batch pays a few kilobytes,
+//! and it watches its hits: a batch whose names rarely repeat turns it off
+//! for a stretch, and tries again after, so a catalog of distinct names
+//! pays about one probe in sixteen.
 
 /// How many tools ahead of the one being decided a batch fetches a name's
 /// slot ([`NameMemo::prefetch`]).
