@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
 
 import pytest
 
@@ -215,9 +214,8 @@ def test_missing_file_and_directory(tmp_path):
         ToolFilter.from_file(tmp_path)
 
 
-def test_unknown_group_keys_warn_but_load():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+def test_unknown_group_keys_warn_but_load(recorded_warnings):
+    with recorded_warnings() as caught:
         config = load_config({"tool_filter_groups": [{"tools": ["a__*"], "note": "x"}]})
     assert config.groups[0].tools == ("a__*",)
     assert [(w.category, str(w.message)) for w in caught] == [

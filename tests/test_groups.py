@@ -8,7 +8,6 @@ import json
 import pickle
 import re
 import sys
-import warnings
 
 import pytest
 
@@ -310,9 +309,8 @@ model = "y"
 """
 
 
-def test_config_profile_default_and_named(impl):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+def test_config_profile_default_and_named(impl, recorded_warnings):
+    with recorded_warnings() as caught:
         default = impl.GroupFilter.from_toml(RUNTIME_CONFIG)
     assert default.groups == (impl.ToolFilterGroup("always", ["filesystem__*"]),)
     assert [str(w.message) for w in caught] == [
