@@ -26,7 +26,9 @@ use crate::filter::{Decider, Needs, Outcome, StaticFilter};
 /// Tools per block: the unit a batch reads, hands to a worker and matches.
 const BLOCK: usize = 1 << 13;
 /// Batches smaller than this are matched on the calling thread alone.
-const PARALLEL_MIN: usize = 1 << 14;
+const PARALLEL_MIN: usize = 1 << 12;
+/// The smallest block of a batch on more than one thread (see [`block_len`]).
+const MIN_BLOCK: usize = 1 << 10;
 /// At most this many threads work on one batch, whatever `threads` asks for:
 /// each is an OS thread, and a request for 2**40 must not exhaust the machine.
 const MAX_THREADS: usize = 64;
@@ -69,6 +71,19 @@ pub(super) fn threads_arg(threads: Option<&Bound<'_, PyAny>>) -> PyResult<Option
             threads.repr()?
         ))),
     }
+}
+
+/// Tools per block of a batch of `n` on `threads` threads: [`BLOCK`] on
+/// one thread, or when there are blocks enough; else about four blocks a
+/// thread, each at least [`MIN_BLOCK`] long, so that a batch of some
+/// thousand tools is shared by the threads as evenly as a long one (in
+/// blocks of `BLOCK`, 10,000 tools would be one block for one thread and
+/// the rest for another).
+fn block_len(n: usize, threads: usize) -> usize {
+    if threads <= 1 {
+        return BLOCK;
+    }
+    n.div_ceil(4 * threads).clamp(MIN_BLOCK, BLOCK)
 }
 
 fn threads_for(n: usize, threads: Option<usize>) -> usize {
@@ -522,20 +537,21 @@ fn decide<'py>(
         return Ok(vec![outcome; n]);
     }
     let threads = threads_for(n, threads);
+    let len = block_len(n, threads);
     let spares: Spares = Mutex::new(Vec::new());
     let mut read_block = |start: usize| -> PyResult<Block> {
         let mut block = spare_block(&spares, needs);
         reader.start_block();
-        for i in start..n.min(start + BLOCK) {
+        for i in start..n.min(start + len) {
             read(quiet, &mut block, &mut reader, i)?;
         }
         Ok(block)
     };
     let mut out = vec![Outcome::Hidden; n];
     let mut worker = Worker::new(filter);
-    if threads == 1 || n <= BLOCK {
-        for (number, chunk) in out.chunks_mut(BLOCK).enumerate() {
-            let block = read_block(number * BLOCK)?;
+    if threads == 1 || n <= len {
+        for (number, chunk) in out.chunks_mut(len).enumerate() {
+            let block = read_block(number * len)?;
             worker.run(&block, chunk);
             if let Ok(mut spares) = spares.lock() {
                 spares.push(block);
@@ -544,7 +560,7 @@ fn decide<'py>(
         return Ok(out);
     }
     // No more workers than blocks: the others would only wait.
-    let threads = threads.min(n.div_ceil(BLOCK));
+    let threads = threads.min(n.div_ceil(len));
     let (sender, receiver) = sync_channel::<Work<'_>>(2 * threads);
     let queue = Mutex::new(receiver);
     let read_result = std::thread::scope(|scope| {
@@ -552,8 +568,8 @@ fn decide<'py>(
             scope.spawn(|| match_blocks(&mut Worker::new(filter), &queue, &spares));
         }
         let mut result = Ok(());
-        for (number, chunk) in out.chunks_mut(BLOCK).enumerate() {
-            match read_block(number * BLOCK) {
+        for (number, chunk) in out.chunks_mut(len).enumerate() {
+            match read_block(number * len) {
                 Ok(block) => match sender.try_send((block, chunk)) {
                     Ok(()) => {}
                     Err(TrySendError::Full((block, chunk))) => {
