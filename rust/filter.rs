@@ -5,6 +5,8 @@
 //! their server globs, so it can say "a regex might decide this tool" and leave
 //! those tools, and only those, to the caller.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use rustc_hash::FxHashMap;
 
 use crate::fold::{Fold, LazyFold};
@@ -78,6 +80,35 @@ pub struct StaticFilter {
     needs: Needs,
     /// The one plan of every server, when no rule depends on the server.
     blind: Option<ServerPlan>,
+    /// Tools its batches decided so far, counted up to [`CUTS_AFTER`].
+    used: Used,
+}
+
+/// How many tools a filter's batches decided, up to about [`CUTS_AFTER`]
+/// (counted as each thread's part of a batch ends). A copy of the filter
+/// starts where the filter stands.
+#[derive(Debug, Default)]
+struct Used(AtomicU32);
+
+impl Clone for Used {
+    fn clone(&self) -> Self {
+        Used(AtomicU32::new(self.0.load(Ordering::Relaxed)))
+    }
+}
+
+impl Used {
+    /// Whether batches decided [`CUTS_AFTER`] tools or more.
+    fn enough(&self) -> bool {
+        self.0.load(Ordering::Relaxed) >= CUTS_AFTER
+    }
+
+    /// Counts `tools` more (at most [`CUTS_AFTER`] each call, so no sum
+    /// of them overflows before the count is enough).
+    fn add(&self, tools: u32) {
+        if !self.enough() {
+            self.0.fetch_add(tools.min(CUTS_AFTER), Ordering::Relaxed);
+        }
+    }
 }
 
 /// What a batch must read of each tool to decide it, for one filter: a batch
@@ -224,6 +255,7 @@ impl StaticFilter {
             exclude_hints: HintSide::default(),
             needs: Needs { server: true, name: true, hints: false },
             blind: None,
+            used: Used::default(),
         }
         .settled()
     }
@@ -616,7 +648,13 @@ impl SideOrder {
 }
 
 /// Tools a thread decides before it takes the every-server groups'
-/// shortcuts: a short batch pays nothing for their states.
+/// shortcuts, building them and making their states if need be: a batch of
+/// a few tools of a filter used for little else pays nothing for them. A
+/// shortcut that is ready (built, and either needing no states or with a
+/// cache of states a batch before made and kept) is taken at the first
+/// tool, and so is any once the filter's batches decided this many tools
+/// in all: many short batches of one filter (a catalog of some thousand
+/// tools filtered again and again) run through them as a long one does.
 const CUTS_AFTER: u32 = 1 << 12;
 
 /// One thread's use of the every-server groups' [`Shortcut`]s, each with its
@@ -629,9 +667,29 @@ struct Cuts<'f> {
 }
 
 impl<'f> Cuts<'f> {
-    fn take(filter: &'f StaticFilter) -> Self {
+    /// The shortcuts a thread takes at its first tool (see [`CUTS_AFTER`]).
+    fn first(filter: &'f StaticFilter) -> Self {
+        let mut cuts = Cuts::default();
+        if filter.used.enough() {
+            cuts.take_rest(filter);
+            return cuts;
+        }
+        let take = |set: &'f RuleSet| set.built_shortcut().and_then(|cut| Some((cut, cut.take_warm_cache()?)));
+        cuts.exclude = take(&filter.exclude);
+        cuts.include = take(&filter.include);
+        cuts
+    }
+
+    /// Takes the shortcuts not taken yet, building them and making caches
+    /// as needed (one that gave up is not taken again).
+    fn take_rest(&mut self, filter: &'f StaticFilter) {
         let take = |set: &'f RuleSet| set.every_shortcut().and_then(|cut| Some((cut, cut.take_cache()?)));
-        Cuts { exclude: take(&filter.exclude), include: take(&filter.include) }
+        if self.exclude.is_none() {
+            self.exclude = take(&filter.exclude);
+        }
+        if self.include.is_none() {
+            self.include = take(&filter.include);
+        }
     }
 
     /// The every-server exclude group's answer for the fold of `name`, if
@@ -670,6 +728,13 @@ impl Drop for Cuts<'_> {
         for (cut, cache) in [self.exclude.take(), self.include.take()].into_iter().flatten() {
             cut.give_back(cache);
         }
+    }
+}
+
+/// A thread's part of a batch counts toward its filter's use.
+impl Drop for Decider<'_> {
+    fn drop(&mut self) {
+        self.filter.used.add(self.decided);
     }
 }
 
@@ -739,9 +804,12 @@ impl<'f> Decider<'f> {
     fn decide_kept(&mut self, plan: u32, server: &[u8], tool: &[u8], hints: u8, slot: Option<&mut u8>) -> Outcome {
         let filter = self.filter;
         if self.decided < CUTS_AFTER {
+            if self.decided == 0 {
+                self.cuts = Cuts::first(filter);
+            }
             self.decided += 1;
             if self.decided == CUTS_AFTER {
-                self.cuts = Cuts::take(filter);
+                self.cuts.take_rest(filter);
             }
         }
         let plan = match &filter.blind {
@@ -919,6 +987,46 @@ mod tests {
             }
             assert!(decider.cuts.exclude.is_some() && decider.cuts.include.is_some(), "round {round}");
         }
+    }
+
+    /// A short batch takes the every-server shortcuts at its first tool
+    /// once they are ready (built, their states kept by a batch before) or
+    /// once the filter's batches decided [`CUTS_AFTER`] tools in all, and
+    /// not before; either way it decides as the scalar path.
+    #[test]
+    fn short_batches_take_the_shortcuts_once_the_filter_is_used() {
+        let include = ["a*", "*b", "*c_*", "d", "e*f*g", "*h*"];
+        let exclude = ["X*", "*y", "*z-*", "w", "v*u*t", "*.*"];
+        let names = ["ab", "Xa", "dc_e", "c-e", "w", "W", "a.b", "h", "efgg", "\u{212a}y", "\u{130}b", "Vut"];
+        let f = StaticFilter::compile(&include, &exclude, &[], &[], false).unwrap();
+        // Decides `tools` tools as a batch; whether it held each shortcut
+        // after its first tool.
+        let short = |f: &StaticFilter, tools: usize| -> (bool, bool) {
+            let mut decider = Decider::new(f);
+            let mut first = None;
+            for i in 0..tools {
+                let name = names[i % names.len()];
+                let want = f.outcome(f.flags(b"s", name.as_bytes(), &mut FlagScratch::default()));
+                assert_eq!(decider.decide(b"s", name.as_bytes(), 0), want, "tool {i}: {name:?}");
+                first = first.or(Some((decider.cuts.exclude.is_some(), decider.cuts.include.is_some())));
+            }
+            first.expect("a batch of at least one tool")
+        };
+        let fresh = f.clone();
+        // Used little: nothing built, nothing taken.
+        assert_eq!(short(&f, 1), (false, false));
+        let used = fresh.clone();
+        for _ in 0..CUTS_AFTER - 1 {
+            short(&used, 1);
+        }
+        assert!(used.exclude.built_shortcut().is_none(), "a batch of one tool builds nothing");
+        assert_eq!(short(&used, 1), (false, false), "one tool short of enough");
+        assert_eq!(short(&used, 1), (true, true), "used enough: built and taken at the first tool");
+        // A long batch builds them and keeps its caches: the next batch
+        // takes them at its first tool; a copy made before counts apart.
+        assert_eq!(short(&f, CUTS_AFTER as usize + 10), (false, false));
+        assert_eq!(short(&f, 1), (true, true), "ready: taken at the first tool");
+        assert_eq!(short(&fresh, 1), (false, false), "a copy made before counts its own batches");
     }
 
     /// A batch matches first the side that more often decides alone, and

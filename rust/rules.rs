@@ -626,6 +626,13 @@ impl RuleSet {
         built.as_deref()
     }
 
+    /// The every-server group's [`Shortcut`] if a call of
+    /// [`every_shortcut`](Self::every_shortcut) built it already (this
+    /// builds nothing).
+    pub fn built_shortcut(&self) -> Option<&Shortcut> {
+        self.shortcut.get().and_then(|built| built.as_deref())
+    }
+
     /// Whether a rule of group `g` matches `tool` (already folded).
     #[inline]
     pub fn any_in_group(&self, g: u32, tool: &[u8], scratch: &mut IndexScratch) -> bool {

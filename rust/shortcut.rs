@@ -454,6 +454,17 @@ impl Shortcut {
     /// A cache for one thread's batch: one a batch before kept, or a new
     /// one; `None` once the shortcut was set aside.
     pub fn take_cache(&self) -> Option<Held> {
+        self.take(true)
+    }
+
+    /// [`take_cache`](Self::take_cache), but only a cache that a batch
+    /// before kept (its states made already), or none needed: `None` where
+    /// the automaton would start cold.
+    pub fn take_warm_cache(&self) -> Option<Held> {
+        self.take(false)
+    }
+
+    fn take(&self, cold: bool) -> Option<Held> {
         if self.poor.load(Ordering::Relaxed) {
             return None;
         }
@@ -461,7 +472,11 @@ impl Shortcut {
         // `try_lock`: a cache is only worth a wait-free look (and a child
         // forked while another thread held the lock must not wait forever).
         let kept = self.caches.try_lock().ok().and_then(|mut caches| caches.pop());
-        let cache = kept.unwrap_or_else(|| dfa.create_cache());
+        let cache = match kept {
+            Some(cache) => cache,
+            None if cold => dfa.create_cache(),
+            None => return None,
+        };
         Some(Held { clears: cache.clear_count(), cache: Some(cache) })
     }
 
