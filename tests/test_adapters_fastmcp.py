@@ -527,7 +527,9 @@ async def extras_seen(server):
         seen = {
             "prompts": sorted(p.name for p in await client.list_prompts()),
             "resources": sorted(str(r.uri) for r in await client.list_resources()),
-            "templates": sorted(t.uriTemplate for t in await client.list_resource_templates()),
+            # `uri_template` since the MCP SDK 2 (its old name warns there).
+            "templates": sorted(getattr(t, "uri_template", None) or t.uriTemplate
+                                for t in await client.list_resource_templates()),
         }
         for name in ("fetch", "summary", "debug_dump", "never_was"):
             seen[f"get {name}"] = await answer(client.get_prompt, name)
