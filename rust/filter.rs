@@ -6,6 +6,7 @@
 //! those tools, and only those, to the caller.
 
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;
 
@@ -82,6 +83,71 @@ pub struct StaticFilter {
     blind: Option<ServerPlan>,
     /// Tools its batches decided so far, counted up to [`CUTS_AFTER`].
     used: Used,
+    /// The server plans a batch resolved, for the next batch.
+    kept_plans: KeptPlans,
+}
+
+/// The plans of the servers a batch met, kept by the filter for its next
+/// batch: a plan depends on the filter and the server id alone, and a
+/// catalog filtered again meets the same servers (resolving one is some
+/// thousands of instructions: on 5,000 tools of 2,500 servers, two thirds
+/// of a batch). Each thread of a batch takes a table of its own (plans are
+/// not shared between threads while they match); up to [`KEPT_TABLES`] are
+/// kept, the larger ones, each of at most [`MAX_KEPT_PLANS`] servers (some
+/// megabytes at most); a thread that finds none starts empty. A copy of the
+/// filter starts with none.
+#[derive(Default)]
+struct KeptPlans(Mutex<Vec<Plans>>);
+
+/// A thread's plans: each server met, with its raw bytes, and its place.
+#[derive(Default)]
+struct Plans {
+    list: Vec<(ServerPlan, Box<[u8]>)>,
+    known: FxHashMap<Box<[u8]>, u32>,
+}
+
+/// The most servers of a table of plans a filter keeps between batches.
+const MAX_KEPT_PLANS: usize = 1 << 14;
+/// The most tables of plans a filter keeps (one a thread of a batch).
+const KEPT_TABLES: usize = 4;
+
+impl Clone for KeptPlans {
+    fn clone(&self) -> Self {
+        KeptPlans::default()
+    }
+}
+
+impl std::fmt::Debug for KeptPlans {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeptPlans")
+    }
+}
+
+impl KeptPlans {
+    /// A table kept, the largest, if any (and it is kept no more), else an
+    /// empty one. `try_lock`: only worth a wait-free look (and a child
+    /// forked while another thread held the lock must not wait forever).
+    fn take(&self) -> Plans {
+        self.0.try_lock().ok().and_then(|mut kept| kept.pop()).unwrap_or_default()
+    }
+
+    /// Keeps `plans` for the next batch, if there is room or a smaller
+    /// table to put out (the tables kept in order of size, largest last).
+    fn give_back(&self, plans: Plans) {
+        if plans.list.is_empty() || plans.list.len() > MAX_KEPT_PLANS {
+            return;
+        }
+        if let Ok(mut kept) = self.0.try_lock() {
+            if kept.len() == KEPT_TABLES {
+                if kept[0].list.len() >= plans.list.len() {
+                    return;
+                }
+                kept.remove(0);
+            }
+            let at = kept.partition_point(|k| k.list.len() <= plans.list.len());
+            kept.insert(at, plans);
+        }
+    }
 }
 
 /// How many tools a filter's batches decided, up to about [`CUTS_AFTER`]
@@ -256,6 +322,7 @@ impl StaticFilter {
             needs: Needs { server: true, name: true, hints: false },
             blind: None,
             used: Used::default(),
+            kept_plans: KeptPlans::default(),
         }
         .settled()
     }
@@ -298,6 +365,8 @@ impl StaticFilter {
     pub fn with_hints<G: AsRef<[u8]>>(mut self, include: &[HintPattern<G>], exclude: &[HintPattern<G>]) -> Self {
         self.include_hints = HintSide::compile(include);
         self.exclude_hints = HintSide::compile(exclude);
+        // Plans hold the servers' trust, which the hints change.
+        self.kept_plans = KeptPlans::default();
         self.settled()
     }
 
@@ -577,10 +646,9 @@ enum Order {
 pub struct Decider<'f> {
     filter: &'f StaticFilter,
     scratch: Scratch,
-    /// The plan of each server met, with the server's raw bytes.
-    plans: Vec<(ServerPlan, Box<[u8]>)>,
-    /// Each server met and its plan's place in `plans`.
-    known: FxHashMap<Box<[u8]>, u32>,
+    /// The plan of each server met (in this batch, or kept from one
+    /// before), with the server's raw bytes, and each one's place.
+    plans: Plans,
     /// The place of the last plan asked for: tools usually come grouped by
     /// server, and then comparing the bytes is all a tool costs.
     last: Option<u32>,
@@ -731,10 +799,12 @@ impl Drop for Cuts<'_> {
     }
 }
 
-/// A thread's part of a batch counts toward its filter's use.
+/// A thread's part of a batch counts toward its filter's use, and its
+/// plans are kept for the next batch.
 impl Drop for Decider<'_> {
     fn drop(&mut self) {
         self.filter.used.add(self.decided);
+        self.filter.kept_plans.give_back(std::mem::take(&mut self.plans));
     }
 }
 
@@ -743,8 +813,7 @@ impl<'f> Decider<'f> {
         Decider {
             filter,
             scratch: Scratch::default(),
-            plans: Vec::new(),
-            known: FxHashMap::default(),
+            plans: filter.kept_plans.take(),
             last: None,
             memo: NameMemo::new(),
             cuts: Cuts::default(),
@@ -761,11 +830,11 @@ impl<'f> Decider<'f> {
             return 0;
         }
         if let Some(last) = self.last {
-            if same_bytes(&self.plans[last as usize].1, server) {
+            if same_bytes(&self.plans.list[last as usize].1, server) {
                 return last;
             }
         }
-        let plan = match self.known.get(server) {
+        let plan = match self.plans.known.get(server) {
             Some(&plan) => plan,
             None => self.resolve(server),
         };
@@ -777,9 +846,9 @@ impl<'f> Decider<'f> {
     fn resolve(&mut self, server: &[u8]) -> u32 {
         let mut plan = ServerPlan::default();
         self.filter.plan_into(server, &mut self.scratch, &mut plan);
-        let at = self.plans.len() as u32;
-        self.plans.push((plan, server.into()));
-        self.known.insert(server.into(), at);
+        let at = self.plans.list.len() as u32;
+        self.plans.list.push((plan, server.into()));
+        self.plans.known.insert(server.into(), at);
         at
     }
 
@@ -814,7 +883,7 @@ impl<'f> Decider<'f> {
         }
         let plan = match &filter.blind {
             Some(blind) => blind,
-            None => &self.plans[plan as usize].0,
+            None => &self.plans.list[plan as usize].0,
         };
         let keep = match slot {
             Some(slot) => Keep::Byte(slot),
@@ -916,7 +985,7 @@ mod tests {
             let want = f.outcome(f.flags(server, name, &mut FlagScratch::default()));
             assert_eq!(decider.decide(server, name, 0), want, "{i}");
         }
-        assert_eq!(decider.plans.len(), 5);
+        assert_eq!(decider.plans.list.len(), 5);
     }
 
     /// A batch keeps the every-server groups' answers per name: names met
@@ -987,6 +1056,50 @@ mod tests {
             }
             assert!(decider.cuts.exclude.is_some() && decider.cuts.include.is_some(), "round {round}");
         }
+    }
+
+    /// A batch's server plans are kept for the filter's next batch (one
+    /// table, the larger given back), not for a copy of the filter, and
+    /// decisions with plans kept are the scalar path's.
+    #[test]
+    fn plans_are_kept_for_the_next_batch() {
+        let f = filter(&["s1/*", "*/read*", "S2/x"], &["s3/*", "*/DROP*"]);
+        let servers = ["s1", "s2", "S2", "s3", "s4", "\u{130}", ""];
+        let tools = ["read_a", "x", "drop_b", "Read-c", "y"];
+        let batch = |f: &StaticFilter, servers: &[&str]| -> usize {
+            let mut decider = Decider::new(f);
+            let before = decider.plans.list.len();
+            for server in servers {
+                for tool in tools {
+                    let want = f.outcome(f.flags(server.as_bytes(), tool.as_bytes(), &mut FlagScratch::default()));
+                    assert_eq!(decider.decide(server.as_bytes(), tool.as_bytes(), 0), want, "{server:?}/{tool:?}");
+                }
+            }
+            before
+        };
+        assert_eq!(batch(&f, &servers[..3]), 0, "a fresh filter keeps none");
+        assert_eq!(batch(&f, &servers), 3, "the first batch's three");
+        // Two batches at once: one takes the table, the other starts empty;
+        // both tables given back are kept, the larger taken first.
+        let (a, b) = (Decider::new(&f), Decider::new(&f));
+        assert_eq!((a.plans.list.len(), b.plans.list.len()), (servers.len(), 0));
+        assert_eq!(batch(&f, &servers[..2]), 0, "none left while they match");
+        drop(a);
+        assert_eq!(batch(&f, &servers[..1]), servers.len());
+        let (a, b, c) = (Decider::new(&f), Decider::new(&f), Decider::new(&f));
+        assert_eq!([a.plans.list.len(), b.plans.list.len(), c.plans.list.len()], [servers.len(), 2, 0]);
+        // At most KEPT_TABLES, the larger ones.
+        let tables: Vec<Decider<'_>> = (0..KEPT_TABLES + 2).map(|_| Decider::new(&f)).collect();
+        drop((a, b, c));
+        for (i, mut decider) in tables.into_iter().enumerate() {
+            for server in &servers[..=i % servers.len()] {
+                decider.plan_for(server.as_bytes());
+            }
+        }
+        let held: Vec<Decider<'_>> = (0..KEPT_TABLES + 1).map(|_| Decider::new(&f)).collect();
+        let kept: Vec<usize> = held.iter().map(|d| d.plans.list.len()).collect();
+        assert_eq!(kept, [servers.len(), 6, 5, 4, 0], "the four larger, largest first");
+        assert_eq!(batch(&f.clone(), &servers), 0, "a copy keeps none");
     }
 
     /// A short batch takes the every-server shortcuts at its first tool
@@ -1092,7 +1205,7 @@ mod tests {
             let want = f.outcome(f.flags(server.as_bytes(), name.as_bytes(), &mut FlagScratch::default()));
             assert_eq!(decider.decide(server.as_bytes(), name.as_bytes(), 0), want, "{server}/{name}");
         }
-        assert!(decider.plans.is_empty());
+        assert!(decider.plans.list.is_empty());
     }
 
     /// A literal rule is looked up only for tools of its lengths: on both

@@ -264,3 +264,27 @@ def test_more_server_id_objects_than_the_table_holds() -> None:
     want = [f.static_visible(t) for t in tool_list]
     for threads in (1, 2):
         assert f.static_mask(tool_list, threads=threads) == want
+
+
+def test_server_plans_kept_between_batches_answer_as_the_reference() -> None:
+    # A filter keeps the plans of the servers its batches met (one table a
+    # thread, up to four) for its next batches: batches of overlapping and
+    # new servers, hostile ids among them, on one thread and two, in any
+    # order, answer as the reference does.
+    import random
+
+    rng = random.Random(7)
+    servers = [f"s{i}" for i in range(3_000)] + ["GitHub", "github", "GITHUB", "İ", "i̇", "Σ", "σ",
+                                                 "\u212a", "k", "", "a:b", "\x00", "\ud800"]
+    names = ["read_file", "Read-File", "drop", "DROP.x", "list", "ς", "\u212aey"]
+    include = ["s1*/*", "github/read_*", "*/list", "İ/*", "s2999/drop", "\u212a/*"]
+    exclude = ["GITHUB/READ.FILE", "s12*/*", "*/drop", "σ/*", "k/LIST"]
+    fast = toolfilter_fast.compile(include=include, exclude=exclude)
+    ref = reference.compile(include=include, exclude=exclude)
+    for round_ in range(8):
+        part = rng.sample(servers, rng.randrange(1, len(servers)))
+        tools = [Tool(s, rng.choice(names)) for s in part for _ in range(2)]
+        rng.shuffle(tools)
+        want = ref.static_mask(tools)
+        for threads in (1, 2, None):
+            assert fast.static_mask(tools, threads=threads) == want, (round_, threads)
