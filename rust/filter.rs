@@ -1058,9 +1058,10 @@ mod tests {
         }
     }
 
-    /// A batch's server plans are kept for the filter's next batch (one
-    /// table, the larger given back), not for a copy of the filter, and
-    /// decisions with plans kept are the scalar path's.
+    /// A batch's server plans are kept for the filter's next batch (a
+    /// table a thread, the larger ones, at most [`KEPT_TABLES`]), not for a
+    /// copy of the filter, and decisions with plans kept are the scalar
+    /// path's.
     #[test]
     fn plans_are_kept_for_the_next_batch() {
         let f = filter(&["s1/*", "*/read*", "S2/x"], &["s3/*", "*/DROP*"]);

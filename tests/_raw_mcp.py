@@ -90,19 +90,17 @@ class RawStdio:
         return result
 
     def close(self) -> int:
+        # Both pipes are closed, the server gone or not: a pipe left to the
+        # collector is a ResourceWarning in whichever later test it runs in
+        # (one landed in a test that records every warning of a call).
+        with contextlib.suppress(OSError):  # a server gone: nothing to flush to
+            self.process.stdin.close()
         if self.process.poll() is None:
-            with contextlib.suppress(OSError):  # a server gone: nothing to flush to
-                self.process.stdin.close()
             try:
                 self.process.wait(timeout=DEADLINE)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        # Both pipes are closed here, the server gone or not: a pipe left to
-        # the collector is a ResourceWarning in whichever later test it runs
-        # in (one landed in a test that records every warning of a call).
-        with contextlib.suppress(OSError):
-            self.process.stdin.close()
         self.process.stdout.close()
         if self._log is not subprocess.DEVNULL:
             self._log.close()
