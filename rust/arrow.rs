@@ -17,6 +17,7 @@
 //! in the pair batches.
 
 use std::ops::Range;
+use std::sync::{Mutex, PoisonError};
 
 use arrow_array::array::{
     Array, ArrayRef, DictionaryArray, GenericStringArray, OffsetSizeTrait, RunArray, StringViewArray,
@@ -375,8 +376,23 @@ fn runs<'a, E>(
     Ok(())
 }
 
-/// Batches smaller than this are decided on the calling thread alone.
-const PARALLEL_MIN: usize = 1 << 14;
+/// Batches smaller than this are decided on the calling thread alone (by
+/// default; the object batches' threshold too).
+const PARALLEL_MIN: usize = 1 << 12;
+/// Rows per block of a batch on more than one thread (see [`block_len`]).
+const BLOCK: usize = 1 << 13;
+/// The smallest block.
+const MIN_BLOCK: usize = 1 << 10;
+
+/// Rows per block of `n` rows on `threads` threads: [`BLOCK`], or about four
+/// blocks a thread (at least [`MIN_BLOCK`] rows each) when the rows are too
+/// few for that, so that the threads share a short batch evenly.
+fn block_len(n: usize, threads: usize) -> usize {
+    if threads <= 1 {
+        return BLOCK;
+    }
+    n.div_ceil(4 * threads).clamp(MIN_BLOCK, BLOCK)
+}
 
 /// A row's server id and name (None where null).
 pub type Row<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
@@ -408,6 +424,14 @@ impl<'a> Columns<'a> {
 
     /// The outcome of every row, on up to `threads` threads (None: every
     /// core, for a big batch).
+    ///
+    /// On more than one thread the rows are cut into blocks (see
+    /// [`block_len`]) that the threads, the calling one among them, take in
+    /// turn, each keeping what it resolved (server plans, kept answers) from
+    /// block to block: a part of the column that costs more (servers met for
+    /// the first time, names that miss the memo) is shared, not left to the
+    /// thread whose half it fell in. The issue returned is the first by row,
+    /// as on one thread: a block after one that failed is not decided.
     pub fn decide(&self, filter: &StaticFilter, threads: Option<usize>) -> Result<Vec<Outcome>, ArrowIssue> {
         let n = self.len();
         let threads = match threads {
@@ -415,24 +439,46 @@ impl<'a> Columns<'a> {
             None if n < PARALLEL_MIN => 1,
             None => std::thread::available_parallelism().map_or(1, |p| p.get()),
         }
-        .clamp(1, 64)
-        .min(n.max(1));
+        .clamp(1, 64);
         let mut out = vec![Outcome::Hidden; n];
-        if threads == 1 {
-            decide_rows(filter, &self.servers, &self.names, 0, &mut out)?;
+        let len = block_len(n, threads);
+        if threads == 1 || n <= len {
+            decide_rows(&mut RowState::new(filter), &self.servers, &self.names, 0, &mut out)?;
             return Ok(out);
         }
-        let part = n.div_ceil(threads);
+        // No more threads than blocks: the others would only wait.
+        let threads = threads.min(n.div_ceil(len));
+        let blocks = Mutex::new(out.chunks_mut(len).enumerate());
+        // The first block that failed, and its issue.
+        let failed: Mutex<Option<(usize, ArrowIssue)>> = Mutex::new(None);
+        let work = || {
+            let mut state = RowState::new(filter);
+            loop {
+                let Some((k, block)) = blocks.lock().unwrap_or_else(PoisonError::into_inner).next() else { return };
+                // Blocks are taken in order, so every block before a failed
+                // one is taken, and decided, before it is known to fail.
+                if failed.lock().unwrap_or_else(PoisonError::into_inner).as_ref().is_some_and(|(at, _)| *at < k) {
+                    return;
+                }
+                if let Err(issue) = decide_rows(&mut state, &self.servers, &self.names, k * len, block) {
+                    let mut failed = failed.lock().unwrap_or_else(PoisonError::into_inner);
+                    if failed.as_ref().is_none_or(|(at, _)| k < *at) {
+                        *failed = Some((k, issue));
+                    }
+                    return;
+                }
+            }
+        };
         std::thread::scope(|scope| {
-            let handles: Vec<_> = out
-                .chunks_mut(part)
-                .enumerate()
-                .map(|(k, out)| scope.spawn(move || decide_rows(filter, &self.servers, &self.names, k * part, out)))
-                .collect();
-            // The first issue by row: the parts are in order.
-            handles.into_iter().try_for_each(|h| h.join().expect("deciding does not panic"))
-        })?;
-        Ok(out)
+            for _ in 1..threads {
+                scope.spawn(work);
+            }
+            work();
+        });
+        match failed.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            Some((_, issue)) => Err(issue),
+            None => Ok(out),
+        }
     }
 
     /// The bytes of row `row` of both columns (None where null), for the
@@ -534,6 +580,47 @@ impl Interner {
     }
 }
 
+/// What one thread keeps from block to block of its rows (see
+/// [`decide_rows`]).
+struct RowState<'f, 'a> {
+    decider: Decider<'f>,
+    constant: Option<Outcome>,
+    interner: Interner,
+    /// Per id: its plan in `decider`.
+    plans: Vec<u32>,
+    /// The previous row's server id and plan.
+    previous: Option<(&'a [u8], u32)>,
+    /// Per value of the dictionary of the server chunk at hand (`dictionary`):
+    /// its plan + 1, or 0 while not met.
+    by_key: Vec<u32>,
+    dictionary: *const Chunk<'a>,
+    /// The run of the previous row of a run-end-encoded server chunk.
+    run_hint: usize,
+    /// Per value of the dictionary (or run) of the name chunk at hand
+    /// (`name_values`): the name's every-server answers (`Decider::decide_planned_keyed`).
+    answers: Vec<u8>,
+    name_values: *const Chunk<'a>,
+    name_run_hint: usize,
+}
+
+impl<'f> RowState<'f, '_> {
+    fn new(filter: &'f StaticFilter) -> Self {
+        RowState {
+            decider: Decider::new(filter),
+            constant: filter.constant_outcome(),
+            interner: Interner::default(),
+            plans: Vec::new(),
+            previous: None,
+            by_key: Vec::new(),
+            dictionary: std::ptr::null(),
+            run_hint: 0,
+            answers: Vec::new(),
+            name_values: std::ptr::null(),
+            name_run_hint: 0,
+        }
+    }
+}
+
 /// Decides rows `start..start + out.len()` into `out`. Each server id is
 /// resolved once per thread (its plan, and its check as UTF-8), found again
 /// through an [`Interner`]; a row whose server id is the previous row's (a
@@ -548,32 +635,28 @@ impl Interner {
 /// `*/tool`, most of a long list) in a byte per dictionary value, found by
 /// the row's key, in place of the batch's memo of names; a run-end-encoded
 /// one in a byte per run.
-fn decide_rows(
-    filter: &StaticFilter,
-    servers: &Chunks<'_>,
-    names: &Chunks<'_>,
+fn decide_rows<'a>(
+    state: &mut RowState<'_, 'a>,
+    servers: &Chunks<'a>,
+    names: &Chunks<'a>,
     start: usize,
     out: &mut [Outcome],
 ) -> Result<(), ArrowIssue> {
-    let mut decider = Decider::new(filter);
-    let constant = filter.constant_outcome();
+    let RowState {
+        decider,
+        constant,
+        interner,
+        plans,
+        previous,
+        by_key,
+        dictionary,
+        run_hint,
+        answers,
+        name_values,
+        name_run_hint,
+    } = state;
+    let constant = *constant;
     let malformed = |column, row| ArrowIssue::Malformed(column, row);
-    let mut interner = Interner::default();
-    // Per id: its plan in `decider`.
-    let mut plans: Vec<u32> = Vec::new();
-    // The previous row's server id and plan.
-    let mut previous: Option<(&[u8], u32)> = None;
-    // Per value of the dictionary of the server chunk at hand (`dictionary`):
-    // its plan + 1, or 0 while not met.
-    let mut by_key: Vec<u32> = Vec::new();
-    let mut dictionary: *const Chunk<'_> = std::ptr::null();
-    // The run of the previous row of a run-end-encoded server chunk.
-    let mut run_hint = 0;
-    // Per value of the dictionary (or run) of the name chunk at hand
-    // (`name_values`): the name's every-server answers (`Decider::decide_planned_keyed`).
-    let mut answers: Vec<u8> = Vec::new();
-    let mut name_values: *const Chunk<'_> = std::ptr::null();
-    let mut name_run_hint = 0;
     runs(servers, names, start..start + out.len(), |s, sa, n, na, len, first| {
         let out = &mut out[first - start..first - start + len];
         // A filter that depends on nothing, over two runs already checked
@@ -598,8 +681,8 @@ fn decide_rows(
             let bad = || malformed(Column::ServerIds, row);
             let (server, keyed) = match &s.strings {
                 Strings::Runs(ends, offset, values) => {
-                    run_hint = ends.run_from(offset + sa + k, run_hint);
-                    (values.get(run_hint).ok_or_else(bad)?, Some((run_hint, &**values)))
+                    *run_hint = ends.run_from(offset + sa + k, *run_hint);
+                    (values.get(*run_hint).ok_or_else(bad)?, Some((*run_hint, &**values)))
                 }
                 Strings::Dictionary(keys, values) if !s.nulls.is_some_and(|nulls| nulls.is_null(sa + k)) => {
                     let key = keys.get(sa + k).ok_or_else(bad)?;
@@ -611,8 +694,8 @@ fn decide_rows(
             let bad = || malformed(Column::Names, row);
             let (name, name_keyed) = match &n.strings {
                 Strings::Runs(ends, offset, values) => {
-                    name_run_hint = ends.run_from(offset + na + k, name_run_hint);
-                    (values.get(name_run_hint).ok_or_else(bad)?, Some((name_run_hint, &**values)))
+                    *name_run_hint = ends.run_from(offset + na + k, *name_run_hint);
+                    (values.get(*name_run_hint).ok_or_else(bad)?, Some((*name_run_hint, &**values)))
                 }
                 Strings::Dictionary(keys, values) if !n.nulls.is_some_and(|nulls| nulls.is_null(na + k)) => {
                     let key = keys.get(na + k).ok_or_else(bad)?;
@@ -636,12 +719,12 @@ fn decide_rows(
                 }
                 Ok(plans[id as usize])
             };
-            let plan = match (keyed, previous) {
+            let plan = match (keyed, *previous) {
                 // A dictionary's or a run's value is resolved once, found
                 // again by its key.
                 (Some((key, values)), _) => {
-                    if !std::ptr::eq(values, dictionary) {
-                        dictionary = values;
+                    if !std::ptr::eq(values, *dictionary) {
+                        *dictionary = values;
                         by_key.clear();
                         by_key.resize(values.len, 0);
                     }
@@ -657,7 +740,7 @@ fn decide_rows(
                 (_, Some((bytes, plan))) if bytes == server => plan,
                 _ => {
                     let plan = resolve(server)?;
-                    previous = Some((server, plan));
+                    *previous = Some((server, plan));
                     plan
                 }
             };
@@ -665,8 +748,8 @@ fn decide_rows(
             *slot = match (constant, name_keyed) {
                 (Some(outcome), _) => outcome,
                 (None, Some((key, values))) => {
-                    if !std::ptr::eq(values, name_values) {
-                        name_values = values;
+                    if !std::ptr::eq(values, *name_values) {
+                        *name_values = values;
                         answers.clear();
                         answers.resize(values.len, 0);
                     }
@@ -1103,5 +1186,48 @@ mod tests {
             StringViewArray::new_unchecked(long.views().clone(), vec![arrow_buffer::Buffer::from(&b"short"[..])], None)
         });
         assert_eq!(decide(&f, &[ok.slice(0, 1)], &[cut], None), Err(ArrowIssue::Malformed(Column::Names, 0)));
+    }
+
+    #[test]
+    fn blocks_shared_by_threads_decide_as_scalar_and_fail_at_the_first_bad_row() {
+        // 40,000 rows, servers interleaved (as a listing sorted by name), so
+        // that every block meets servers another thread met first.
+        let n = 40_000;
+        let servers: Vec<String> = (0..n).map(|i| format!("srv{}", (i * 7919) % 613)).collect();
+        let names: Vec<String> = (0..n).map(|i| format!("{}_{}", ["read", "write", "DELETE", "list.all"][i % 4], (i * 31) % 997)).collect();
+        let f = filter(&["srv1*/read_*", "*/list.all_*", "srv4??/*_7*"], &["*/*_99", "srv12/*"]);
+        let want: Vec<Outcome> = servers.iter().zip(&names).map(|(s, t)| scalar(&f, Some(s), Some(t))).collect();
+        let column = |values: &[String]| -> ArrayRef { Arc::new(StringArray::from_iter_values(values)) };
+        let (server_column, name_column) = (column(&servers), column(&names));
+        // Three chunks of the names, cut away from the blocks' bounds.
+        let name_chunks: Vec<ArrayRef> = vec![name_column.slice(0, 9_001), name_column.slice(9_001, 20_000), name_column.slice(29_001, n - 29_001)];
+        for threads in [Some(1), Some(2), Some(3), Some(8), None] {
+            if threads != Some(1) {
+                assert!(block_len(n, threads.unwrap_or(2)) < n, "the rows are cut into blocks");
+            }
+            same_rows(decide(&f, std::slice::from_ref(&server_column), std::slice::from_ref(&name_column), threads), &want, threads);
+            same_rows(decide(&f, std::slice::from_ref(&server_column), &name_chunks, threads), &want, threads);
+        }
+        // Bytes that are not UTF-8 in rows of several blocks: the first by
+        // row is the issue, whichever thread met which first.
+        let with_bad = |bad: &[usize]| -> ArrayRef {
+            let mut offsets = vec![0i32];
+            let mut values = Vec::new();
+            for (i, name) in names.iter().enumerate() {
+                values.extend_from_slice(if bad.contains(&i) { b"x\xFF" } else { name.as_bytes() });
+                offsets.push(values.len() as i32);
+            }
+            raw_strings(offsets, &values)
+        };
+        for bad in [vec![n - 1], vec![31_000, 12_345, 39_000], vec![0, 20_000], vec![8_192, 8_191], vec![5_000, 14_999], vec![9_999, 10_000]] {
+            let first = *bad.iter().min().unwrap();
+            let bad_names = with_bad(&bad);
+            for threads in [Some(1), Some(2), Some(5), None] {
+                for _ in 0..5 {
+                    let got = decide(&f, std::slice::from_ref(&server_column), std::slice::from_ref(&bad_names), threads);
+                    assert_eq!(got, Err(ArrowIssue::NotUtf8(Column::Names, first)), "{bad:?} on {threads:?} threads");
+                }
+            }
+        }
     }
 }
