@@ -93,9 +93,9 @@ pub struct StaticFilter {
 /// thousands of instructions: on 5,000 tools of 2,500 servers, two thirds
 /// of a batch). Each thread of a batch takes a table of its own (plans are
 /// not shared between threads while they match); up to [`KEPT_TABLES`] are
-/// kept, the larger ones, each of at most [`MAX_KEPT_PLANS`] servers (some
-/// megabytes at most); a thread that finds none starts empty. A copy of the
-/// filter starts with none.
+/// kept, the larger ones, each of at most [`MAX_KEPT_PLANS`] servers and
+/// all of them of at most [`MAX_KEPT_SERVERS`]; a thread that finds none
+/// starts empty. A copy of the filter starts with none.
 #[derive(Default)]
 struct KeptPlans(Mutex<Vec<Plans>>);
 
@@ -107,9 +107,13 @@ struct Plans {
 }
 
 /// The most servers of a table of plans a filter keeps between batches.
-const MAX_KEPT_PLANS: usize = 1 << 14;
+const MAX_KEPT_PLANS: usize = 1 << 16;
 /// The most tables of plans a filter keeps (one a thread of a batch).
 const KEPT_TABLES: usize = 4;
+/// The most servers of all the tables kept (a plan kept takes under a
+/// kilobyte with its server id: about 110 MB at most, and only for a
+/// catalog of more than 65,536 servers decided on several threads).
+const MAX_KEPT_SERVERS: usize = 1 << 17;
 
 impl Clone for KeptPlans {
     fn clone(&self) -> Self {
@@ -146,6 +150,10 @@ impl KeptPlans {
             }
             let at = kept.partition_point(|k| k.list.len() <= plans.list.len());
             kept.insert(at, plans);
+            // The smaller tables go first when all of them are too many servers.
+            while kept.iter().map(|k| k.list.len()).sum::<usize>() > MAX_KEPT_SERVERS {
+                kept.remove(0);
+            }
         }
     }
 }
@@ -1101,6 +1109,24 @@ mod tests {
         let kept: Vec<usize> = held.iter().map(|d| d.plans.list.len()).collect();
         assert_eq!(kept, [servers.len(), 6, 5, 4, 0], "the four larger, largest first");
         assert_eq!(batch(&f.clone(), &servers), 0, "a copy keeps none");
+        // A table of more than MAX_KEPT_PLANS servers is not kept, nor the
+        // smaller ones when all would be more than MAX_KEPT_SERVERS.
+        let g = f.clone();
+        let fill = |count: usize| {
+            let mut decider = Decider::new(&g);
+            for i in 0..count {
+                decider.plan_for(format!("srv{i}").as_bytes());
+            }
+            decider
+        };
+        drop(fill(MAX_KEPT_PLANS + 1));
+        assert_eq!(Decider::new(&g).plans.list.len(), 0, "too large a table is not kept");
+        assert_eq!(MAX_KEPT_SERVERS, 2 * MAX_KEPT_PLANS);
+        let (large, larger, small) = (fill(MAX_KEPT_PLANS - 1), fill(MAX_KEPT_PLANS), fill(10));
+        drop((small, large, larger));
+        let held: Vec<Decider<'_>> = (0..3).map(|_| Decider::new(&g)).collect();
+        let kept: Vec<usize> = held.iter().map(|d| d.plans.list.len()).collect();
+        assert_eq!(kept, [MAX_KEPT_PLANS, MAX_KEPT_PLANS - 1, 0], "the small one put out");
     }
 
     /// A short batch takes the every-server shortcuts at its first tool
