@@ -83,6 +83,52 @@ def test_a_big_catalog_on_every_core_equals_the_tools_mask():
     assert fast.static_mask_arrow(servers, names).to_pylist() == fast.static_mask(tools)
 
 
+
+@pytest.mark.parametrize("threads", [1, 2, 3, None])
+def test_blocks_shared_by_threads_answer_as_the_reference(threads):
+    """Rows are cut into blocks that the threads take in turn: 24,000 rows of
+    hostile server ids and names (servers interleaved, so every block meets
+    servers another thread met first), three chunks cut off the blocks' bounds,
+    decide as the reference does, row by row."""
+    import random
+
+    from toolfilter_fast import Tool, reference
+
+    rng = random.Random(34)
+    pieces = [*ARROW_HOSTILE, "read_", "Write-", "gh", "fs", "ΣΑΣ", "İx"]
+    ids = ["".join(rng.choices(pieces, k=rng.randint(0, 4))) for _ in range(600)]
+    rows = 24_000
+    servers = [ids[(i * 7919) % len(ids)] for i in range(rows)]
+    names = ["".join(rng.choices(pieces, k=rng.randint(0, 5))) for _ in range(rows)]
+    include = ["gh/*", "*/read_*", "*:*", f"{ids[3]}/*", "*/*Σ*"]
+    exclude = ["*/*-*", "fs/*", f"{ids[5]}/{names[9]}", "*/İ*"]
+    want = reference.compile(include=include, exclude=exclude).static_mask(
+        [Tool(server_id=s, name=n) for s, n in zip(servers, names, strict=True)])
+    f = toolfilter_fast.compile(include=include, exclude=exclude)
+    column = arrow_column(names, "string_view", [5_001, 13_333, 20_000])
+    for _ in range(2):  # the second batch starts from the plans the first kept
+        got = f.static_mask_arrow(pa.array(servers), column, threads=threads).to_pylist()
+        assert got == want
+
+
+@pytest.mark.parametrize("threads", [1, 2, 5, None])
+def test_the_first_bad_row_is_named_whichever_thread_meets_it(threads):
+    """Bytes that are not UTF-8 in rows of several blocks: the error names the
+    first of them by row, on any thread count, every time."""
+    rows = 30_000
+    good = [f"tool_{i % 977}".encode() for i in range(rows)]
+    servers = pa.array([f"s{i % 313}" for i in range(rows)])
+    f = toolfilter_fast.compile(include=["s1*/*"], exclude=["*/tool_9*"])
+    for bad_rows in ([rows - 1], [21_000, 6_001, 25_000], [4_096, 4_095], [3_750, 11_249]):
+        values = [b"x\xff" if i in bad_rows else v for i, v in enumerate(good)]
+        offsets = pa.array(list(itertools.accumulate((len(v) for v in values), initial=0)),
+                           type=pa.int32())
+        bad = pa.Array.from_buffers(pa.string(), rows,
+                                    [None, offsets.buffers()[1], pa.py_buffer(b"".join(values))])
+        for _ in range(3):
+            with pytest.raises(ValueError, match=rf"names\[{min(bad_rows)}\] is not valid UTF-8"):
+                f.static_mask_arrow(servers, bad, threads=threads)
+
 def test_other_producers():
     f = toolfilter_fast.compile(include=["gh/*", "*/read_*"], exclude=["*/Delete*"])
     servers, names = ["gh", "fs", None, "gh", "fs"], ["x", "read_a", "read_b", "delete-it", None]
