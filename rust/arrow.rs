@@ -206,28 +206,23 @@ struct Chunk<'a> {
 /// and the bytes they span are UTF-8 value by value: the span of all the
 /// values is UTF-8 (ASCII, as most are, checked a word at a time) and every
 /// offset falls on a character boundary. Then each row is too.
-fn all_utf8<O: Copy + TryInto<usize>>(offsets: &[O], values: &[u8]) -> bool {
-    let mut previous = None;
-    let mut spans = offsets.iter().map(|&o| o.try_into().ok());
-    let (Some(Some(first)), Some(Some(last))) = (spans.next(), offsets.last().map(|&o| o.try_into().ok())) else {
-        return offsets.len() <= 1;
-    };
+fn all_utf8<O: Copy + TryInto<usize> + PartialOrd>(offsets: &[O], values: &[u8]) -> bool {
+    let (Some(&first), Some(&last)) = (offsets.first(), offsets.last()) else { return true };
+    let (Ok(first), Ok(last)) = (first.try_into(), last.try_into()) else { return false };
     let Some(all) = values.get(first..last) else { return false };
-    let ascii = all.is_ascii();
-    if !ascii && std::str::from_utf8(all).is_err() {
+    // In order, so that every offset lies between the first and the last (a
+    // fold rather than `all`: no early exit, one pass the compiler can
+    // vectorise).
+    if !offsets.windows(2).fold(true, |ordered, pair| ordered & (pair[0] <= pair[1])) {
         return false;
     }
-    for offset in std::iter::once(Some(first)).chain(spans) {
-        let Some(offset) = offset else { return false };
-        if previous.is_some_and(|p| p > offset) || offset > last {
-            return false;
-        }
-        if !ascii && values.get(offset).is_some_and(|&b| (0x80..0xC0).contains(&b)) {
-            return false;
-        }
-        previous = Some(offset);
+    if all.is_ascii() {
+        return true;
     }
-    true
+    let boundary = |offset: O| {
+        offset.try_into().ok().is_some_and(|at: usize| values.get(at).is_none_or(|&b| !(0x80..0xC0).contains(&b)))
+    };
+    std::str::from_utf8(all).is_ok() && offsets.iter().all(|&offset| boundary(offset))
 }
 
 fn offsets_of<O: OffsetSizeTrait>(array: &GenericStringArray<O>) -> (&[O], &[u8]) {
@@ -667,15 +662,34 @@ fn decide_rows<'a>(
             return Ok(());
         }
         let keyed_names = matches!(n.strings, Strings::Dictionary(..) | Strings::Runs(..));
-        for (k, slot) in out.iter_mut().enumerate() {
-            let row = first + k;
-            // What the batch keeps of a name a few rows on is fetched
-            // meanwhile (`crate::memo`); a bad row there is left to its turn.
-            if !keyed_names && k + crate::memo::AHEAD < len {
-                if let Some(Some(ahead)) = n.get(na + k + crate::memo::AHEAD) {
-                    decider.prefetch(ahead);
+        // The names of the next AHEAD rows, read once: what the batch keeps
+        // of a name is fetched meanwhile (`crate::memo`), and the name is
+        // taken from here at its turn (a bad row there is reported then).
+        const AHEAD: usize = crate::memo::AHEAD;
+        let mut ahead: [Option<Option<&[u8]>>; AHEAD] = [None; AHEAD];
+        if !keyed_names {
+            for (k, slot) in ahead.iter_mut().enumerate().take(len) {
+                *slot = n.get(na + k);
+                if let Some(Some(name)) = *slot {
+                    decider.prefetch(name);
                 }
             }
+        }
+        for (k, slot) in out.iter_mut().enumerate() {
+            let row = first + k;
+            let read = if keyed_names {
+                None
+            } else {
+                let read = ahead[k % AHEAD];
+                if k + AHEAD < len {
+                    let next = n.get(na + k + AHEAD);
+                    if let Some(Some(name)) = next {
+                        decider.prefetch(name);
+                    }
+                    ahead[k % AHEAD] = next;
+                }
+                Some(read)
+            };
             // A dictionary's or a run's value: read through its index among
             // the values (the key; a run found from the previous row's).
             let bad = || malformed(Column::ServerIds, row);
@@ -701,7 +715,8 @@ fn decide_rows<'a>(
                     let key = keys.get(na + k).ok_or_else(bad)?;
                     (values.get(key).ok_or_else(bad)?, Some((key, &**values)))
                 }
-                _ => (n.get(na + k).ok_or_else(bad)?, None),
+                // A plain row's name was read ahead; a null dictionary row's is read here.
+                _ => (read.unwrap_or_else(|| n.get(na + k)).ok_or_else(bad)?, None),
             };
             if let Some(name) = name.filter(|_| !n.checked) {
                 if !is_utf8(name) {
