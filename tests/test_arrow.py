@@ -129,6 +129,7 @@ def test_the_first_bad_row_is_named_whichever_thread_meets_it(threads):
             with pytest.raises(ValueError, match=rf"names\[{min(bad_rows)}\] is not valid UTF-8"):
                 f.static_mask_arrow(servers, bad, threads=threads)
 
+
 def test_other_producers():
     f = toolfilter_fast.compile(include=["gh/*", "*/read_*"], exclude=["*/Delete*"])
     servers, names = ["gh", "fs", None, "gh", "fs"], ["x", "read_a", "read_b", "delete-it", None]
