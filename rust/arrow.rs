@@ -28,7 +28,7 @@ use arrow_array::types::{
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 
-use crate::filter::{Decider, Outcome, StaticFilter};
+use crate::filter::{block_len, threads_for, Decider, Outcome, StaticFilter};
 
 /// Which column an issue is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -371,24 +371,6 @@ fn runs<'a, E>(
     Ok(())
 }
 
-/// Batches smaller than this are decided on the calling thread alone (by
-/// default; the object batches' threshold too).
-const PARALLEL_MIN: usize = 1 << 12;
-/// Rows per block of a batch on more than one thread (see [`block_len`]).
-const BLOCK: usize = 1 << 13;
-/// The smallest block.
-const MIN_BLOCK: usize = 1 << 10;
-
-/// Rows per block of `n` rows on `threads` threads: [`BLOCK`], or about four
-/// blocks a thread (at least [`MIN_BLOCK`] rows each) when the rows are too
-/// few for that, so that the threads share a short batch evenly.
-fn block_len(n: usize, threads: usize) -> usize {
-    if threads <= 1 {
-        return BLOCK;
-    }
-    n.div_ceil(4 * threads).clamp(MIN_BLOCK, BLOCK)
-}
-
 /// A row's server id and name (None where null).
 pub type Row<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
 
@@ -429,12 +411,7 @@ impl<'a> Columns<'a> {
     /// as on one thread: a block after one that failed is not decided.
     pub fn decide(&self, filter: &StaticFilter, threads: Option<usize>) -> Result<Vec<Outcome>, ArrowIssue> {
         let n = self.len();
-        let threads = match threads {
-            Some(t) => t,
-            None if n < PARALLEL_MIN => 1,
-            None => std::thread::available_parallelism().map_or(1, |p| p.get()),
-        }
-        .clamp(1, 64);
+        let threads = threads_for(n, threads);
         let mut out = vec![Outcome::Hidden; n];
         let len = block_len(n, threads);
         if threads == 1 || n <= len {

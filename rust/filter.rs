@@ -87,6 +87,42 @@ pub struct StaticFilter {
     kept_plans: KeptPlans,
 }
 
+/// Items per block: the unit a batch hands to a thread (the object
+/// batches of the binding and the Arrow columns alike).
+pub const BLOCK: usize = 1 << 13;
+/// Batches smaller than this are decided on the calling thread alone, by
+/// default.
+pub const PARALLEL_MIN: usize = 1 << 12;
+/// The smallest block of a batch on more than one thread (see [`block_len`]).
+const MIN_BLOCK: usize = 1 << 10;
+/// At most this many threads work on one batch, whatever `threads` asks for:
+/// each is an OS thread, and a request for 2**40 must not exhaust the machine.
+const MAX_THREADS: usize = 64;
+
+/// Items per block of a batch of `n` on `threads` threads: [`BLOCK`] on
+/// one thread, or when there are blocks enough; else about four blocks a
+/// thread, each at least [`MIN_BLOCK`] long, so that a batch of some
+/// thousand items is shared by the threads as evenly as a long one (in
+/// blocks of `BLOCK`, 10,000 items would be one block for one thread and
+/// the rest for another).
+pub fn block_len(n: usize, threads: usize) -> usize {
+    if threads <= 1 {
+        return BLOCK;
+    }
+    n.div_ceil(4 * threads).clamp(MIN_BLOCK, BLOCK)
+}
+
+/// The threads a batch of `n` runs on: `threads` (None: every core from
+/// [`PARALLEL_MIN`] items, else one), from 1 to [`MAX_THREADS`].
+pub fn threads_for(n: usize, threads: Option<usize>) -> usize {
+    let wanted = match threads {
+        Some(t) => t,
+        None if n < PARALLEL_MIN => 1,
+        None => std::thread::available_parallelism().map_or(1, |p| p.get()),
+    };
+    wanted.clamp(1, MAX_THREADS)
+}
+
 /// The plans of the servers a batch met, kept by the filter for its next
 /// batch: a plan depends on the filter and the server id alone, and a
 /// catalog filtered again meets the same servers (resolving one is some

@@ -21,17 +21,8 @@ use pyo3::types::{PyBool, PyInt, PyList, PyString, PyTuple};
 
 use super::{as_str, type_name};
 use super::inplace::{prefetch_object, string_bytes, tuple_item, Quiet, ToolLayout};
-use crate::filter::{Decider, Needs, Outcome, StaticFilter};
+use crate::filter::{block_len, threads_for, Decider, Needs, Outcome, StaticFilter, BLOCK};
 
-/// Tools per block: the unit a batch reads, hands to a worker and matches.
-const BLOCK: usize = 1 << 13;
-/// Batches smaller than this are matched on the calling thread alone.
-const PARALLEL_MIN: usize = 1 << 12;
-/// The smallest block of a batch on more than one thread (see [`block_len`]).
-const MIN_BLOCK: usize = 1 << 10;
-/// At most this many threads work on one batch, whatever `threads` asks for:
-/// each is an OS thread, and a request for 2**40 must not exhaust the machine.
-const MAX_THREADS: usize = 64;
 /// How many items ahead of the one being read a batch prefetches a tool's name.
 const PREFETCH_AHEAD: usize = 16;
 
@@ -73,27 +64,6 @@ pub(super) fn threads_arg(threads: Option<&Bound<'_, PyAny>>) -> PyResult<Option
     }
 }
 
-/// Tools per block of a batch of `n` on `threads` threads: [`BLOCK`] on
-/// one thread, or when there are blocks enough; else about four blocks a
-/// thread, each at least [`MIN_BLOCK`] long, so that a batch of some
-/// thousand tools is shared by the threads as evenly as a long one (in
-/// blocks of `BLOCK`, 10,000 tools would be one block for one thread and
-/// the rest for another).
-fn block_len(n: usize, threads: usize) -> usize {
-    if threads <= 1 {
-        return BLOCK;
-    }
-    n.div_ceil(4 * threads).clamp(MIN_BLOCK, BLOCK)
-}
-
-fn threads_for(n: usize, threads: Option<usize>) -> usize {
-    let wanted = match threads {
-        Some(t) => t,
-        None if n < PARALLEL_MIN => 1,
-        None => std::thread::available_parallelism().map_or(1, |p| p.get()),
-    };
-    wanted.clamp(1, MAX_THREADS)
-}
 
 /// A block of a batch with its strings copied out of Python, so that a worker
 /// thread can match it without the GIL: nothing borrowed from a Python object
