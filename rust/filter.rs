@@ -171,23 +171,17 @@ impl KeptPlans {
         self.0.try_lock().ok().and_then(|mut kept| kept.pop()).unwrap_or_default()
     }
 
-    /// Keeps `plans` for the next batch, if there is room or a smaller
-    /// table to put out (the tables kept in order of size, largest last).
+    /// Keeps `plans` for the next batch among the tables kept (in order of
+    /// size, largest last), the smallest put out while they are more than
+    /// [`KEPT_TABLES`] or hold more than [`MAX_KEPT_SERVERS`] servers.
     fn give_back(&self, plans: Plans) {
         if plans.list.is_empty() || plans.list.len() > MAX_KEPT_PLANS {
             return;
         }
         if let Ok(mut kept) = self.0.try_lock() {
-            if kept.len() == KEPT_TABLES {
-                if kept[0].list.len() >= plans.list.len() {
-                    return;
-                }
-                kept.remove(0);
-            }
-            let at = kept.partition_point(|k| k.list.len() <= plans.list.len());
+            let at = kept.partition_point(|k| k.list.len() < plans.list.len());
             kept.insert(at, plans);
-            // The smaller tables go first when all of them are too many servers.
-            while kept.iter().map(|k| k.list.len()).sum::<usize>() > MAX_KEPT_SERVERS {
+            while kept.len() > KEPT_TABLES || kept.iter().map(|k| k.list.len()).sum::<usize>() > MAX_KEPT_SERVERS {
                 kept.remove(0);
             }
         }
