@@ -85,6 +85,8 @@ pub struct StaticFilter {
     used: Used,
     /// The server plans a batch resolved, for the next batch.
     kept_plans: KeptPlans,
+    /// The name memos of a batch's threads, for the next batch.
+    kept_memos: KeptMemos,
 }
 
 /// Items per block: the unit a batch hands to a thread (the object
@@ -123,17 +125,95 @@ pub fn threads_for(n: usize, threads: Option<usize>) -> usize {
     wanted.clamp(1, MAX_THREADS)
 }
 
+/// What a batch's threads learned, kept by the filter for its next batch:
+/// up to [`KeptLimits::count`] things, the larger ones (by
+/// [`KeptLimits::size`]), each of at most [`KeptLimits::each`] and all of
+/// them of at most [`KeptLimits::total`]. A thread takes the largest, or
+/// starts with a new one when none is left; a copy of the filter starts
+/// with none.
+struct KeptForNext<T> {
+    kept: Mutex<Vec<T>>,
+    limits: KeptLimits<T>,
+}
+
+/// The bounds of a [`KeptForNext`], and how it measures and makes its things.
+struct KeptLimits<T> {
+    size: fn(&T) -> usize,
+    fresh: fn() -> T,
+    count: usize,
+    each: usize,
+    total: usize,
+}
+
+impl<T> KeptForNext<T> {
+    const fn new(limits: KeptLimits<T>) -> Self {
+        KeptForNext { kept: Mutex::new(Vec::new()), limits }
+    }
+
+    /// A thing kept, the largest, if any (and it is kept no more), else a
+    /// new one. `try_lock`: only worth a wait-free look (and a child forked
+    /// while another thread held the lock must not wait forever).
+    fn take(&self) -> T {
+        self.kept.try_lock().ok().and_then(|mut kept| kept.pop()).unwrap_or_else(self.limits.fresh)
+    }
+
+    /// Keeps `thing` for the next batch among those kept (in order of size,
+    /// largest last), the smallest put out while they are more than the
+    /// limits allow. One of size 0 (nothing learned) or past `each` is not kept.
+    fn give_back(&self, thing: T) {
+        let KeptLimits { size, count, each, total, .. } = self.limits;
+        if size(&thing) == 0 || size(&thing) > each {
+            return;
+        }
+        if let Ok(mut kept) = self.kept.try_lock() {
+            let at = kept.partition_point(|k| size(k) < size(&thing));
+            kept.insert(at, thing);
+            while kept.len() > count || kept.iter().map(size).sum::<usize>() > total {
+                kept.remove(0);
+            }
+        }
+    }
+}
+
+impl<T> Clone for KeptLimits<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for KeptLimits<T> {}
+
+impl<T> Clone for KeptForNext<T> {
+    fn clone(&self) -> Self {
+        KeptForNext::new(self.limits)
+    }
+}
+
+impl<T> std::fmt::Debug for KeptForNext<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeptForNext")
+    }
+}
+
 /// The plans of the servers a batch met, kept by the filter for its next
 /// batch: a plan depends on the filter and the server id alone, and a
 /// catalog filtered again meets the same servers (resolving one is some
 /// thousands of instructions: on 5,000 tools of 2,500 servers, two thirds
 /// of a batch). Each thread of a batch takes a table of its own (plans are
 /// not shared between threads while they match); up to [`KEPT_TABLES`] are
-/// kept, the larger ones, each of at most [`MAX_KEPT_PLANS`] servers and
-/// all of them of at most [`MAX_KEPT_SERVERS`]; a thread that finds none
-/// starts empty. A copy of the filter starts with none.
-#[derive(Default)]
-struct KeptPlans(Mutex<Vec<Plans>>);
+/// kept, each of at most [`MAX_KEPT_PLANS`] servers and all of them of at
+/// most [`MAX_KEPT_SERVERS`].
+type KeptPlans = KeptForNext<Plans>;
+
+fn kept_plans() -> KeptPlans {
+    KeptForNext::new(KeptLimits {
+        size: |plans: &Plans| plans.list.len(),
+        fresh: Plans::default,
+        count: KEPT_TABLES,
+        each: MAX_KEPT_PLANS,
+        total: MAX_KEPT_SERVERS,
+    })
+}
 
 /// A thread's plans: each server met, with its raw bytes, and its place.
 #[derive(Default)]
@@ -151,42 +231,31 @@ const KEPT_TABLES: usize = 4;
 /// catalog of more than 65,536 servers decided on several threads).
 const MAX_KEPT_SERVERS: usize = 1 << 17;
 
-impl Clone for KeptPlans {
-    fn clone(&self) -> Self {
-        KeptPlans::default()
-    }
+/// The name memos ([`NameMemo`]) of a batch's threads, kept by the filter
+/// for its next batch: a memo's answers depend on the filter and the name
+/// alone, and a catalog filtered again (a listing refreshed, each turn of a
+/// conversation) meets the same names, which a thread with a memo kept
+/// answers from its first tool, where a fresh memo learns them again (and
+/// is tried only after its first [`crate::memo::START`] names). At most
+/// [`KEPT_MEMOS`] are kept: each is at most 8 MB, so 32 MB a filter at
+/// most, and only after batches long enough to grow them.
+type KeptMemos = KeptForNext<NameMemo>;
+
+fn kept_memos() -> KeptMemos {
+    KeptForNext::new(KeptLimits {
+        // A memo not tried yet (its batch was short) still counts the names
+        // until it is: kept, as the smallest.
+        size: |memo: &NameMemo| memo.slots() + 1,
+        fresh: NameMemo::for_batch,
+        count: KEPT_MEMOS,
+        each: usize::MAX,
+        total: usize::MAX,
+    })
 }
 
-impl std::fmt::Debug for KeptPlans {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("KeptPlans")
-    }
-}
-
-impl KeptPlans {
-    /// A table kept, the largest, if any (and it is kept no more), else an
-    /// empty one. `try_lock`: only worth a wait-free look (and a child
-    /// forked while another thread held the lock must not wait forever).
-    fn take(&self) -> Plans {
-        self.0.try_lock().ok().and_then(|mut kept| kept.pop()).unwrap_or_default()
-    }
-
-    /// Keeps `plans` for the next batch among the tables kept (in order of
-    /// size, largest last), the smallest put out while they are more than
-    /// [`KEPT_TABLES`] or hold more than [`MAX_KEPT_SERVERS`] servers.
-    fn give_back(&self, plans: Plans) {
-        if plans.list.is_empty() || plans.list.len() > MAX_KEPT_PLANS {
-            return;
-        }
-        if let Ok(mut kept) = self.0.try_lock() {
-            let at = kept.partition_point(|k| k.list.len() < plans.list.len());
-            kept.insert(at, plans);
-            while kept.len() > KEPT_TABLES || kept.iter().map(|k| k.list.len()).sum::<usize>() > MAX_KEPT_SERVERS {
-                kept.remove(0);
-            }
-        }
-    }
-}
+/// The most memos a filter keeps: one a thread of a two-core batch, and
+/// two more.
+const KEPT_MEMOS: usize = 4;
 
 /// How many tools a filter's batches decided, up to about [`CUTS_AFTER`]
 /// (counted as each thread's part of a batch ends). A copy of the filter
@@ -360,7 +429,8 @@ impl StaticFilter {
             needs: Needs { server: true, name: true, hints: false },
             blind: None,
             used: Used::default(),
-            kept_plans: KeptPlans::default(),
+            kept_plans: kept_plans(),
+            kept_memos: kept_memos(),
         }
         .settled()
     }
@@ -404,7 +474,8 @@ impl StaticFilter {
         self.include_hints = HintSide::compile(include);
         self.exclude_hints = HintSide::compile(exclude);
         // Plans hold the servers' trust, which the hints change.
-        self.kept_plans = KeptPlans::default();
+        self.kept_plans = kept_plans();
+        self.kept_memos = kept_memos();
         self.settled()
     }
 
@@ -843,6 +914,7 @@ impl Drop for Decider<'_> {
     fn drop(&mut self) {
         self.filter.used.add(self.decided);
         self.filter.kept_plans.give_back(std::mem::take(&mut self.plans));
+        self.filter.kept_memos.give_back(std::mem::take(&mut self.memo));
     }
 }
 
@@ -853,7 +925,7 @@ impl<'f> Decider<'f> {
             scratch: Scratch::default(),
             plans: filter.kept_plans.take(),
             last: None,
-            memo: NameMemo::new(),
+            memo: filter.kept_memos.take(),
             cuts: Cuts::default(),
             decided: 0,
             order: SideOrder::default(),
@@ -1157,6 +1229,63 @@ mod tests {
         let held: Vec<Decider<'_>> = (0..3).map(|_| Decider::new(&g)).collect();
         let kept: Vec<usize> = held.iter().map(|d| d.plans.list.len()).collect();
         assert_eq!(kept, [MAX_KEPT_PLANS, MAX_KEPT_PLANS - 1, 0], "the small one put out");
+    }
+
+    /// A batch's name memos are kept for the filter's next batch (the
+    /// larger ones, at most [`KEPT_MEMOS`]), not for a copy of the filter
+    /// nor past new annotation patterns; a batch with a memo kept answers
+    /// the names met before from its first tool, and decides as the scalar
+    /// path on names met before, on new ones, and on either with other
+    /// servers.
+    #[test]
+    fn memos_are_kept_for_the_next_batch() {
+        let mut include: Vec<String> = ["s1/*", "*/read_*", "*x*", "gh*/del*"].map(String::from).to_vec();
+        let mut exclude: Vec<String> = ["*/delete*", "s2/*_v2", "*Ä*", "*_Y_*"].map(String::from).to_vec();
+        include.extend((0..20).map(|i| format!("*k{i}*")));
+        exclude.extend((0..20).map(|i| format!("q{i}_*")));
+        let f = StaticFilter::compile(&include, &exclude, &[], &[], false).unwrap();
+        let names = |from: usize, count: usize| -> Vec<String> {
+            (from..from + count)
+                .map(|i| match i % 5 {
+                    0 => format!("k{}_{i}", i % 25),
+                    1 => format!("Q{}-{i}", i % 25),
+                    2 => format!("read_{i}"),
+                    3 => format!("delete_\u{c4}{i}"),
+                    _ => format!("a_Y_{i}"),
+                })
+                .collect()
+        };
+        let servers = ["s1", "s2", "gh-1", "other"];
+        // One batch of `tools` tools drawn from `names`; whether its memo
+        // knew the first name's answers before deciding anything.
+        let batch = |f: &StaticFilter, names: &[String], tools: usize| -> bool {
+            let mut decider = Decider::new(f);
+            let known_first = decider.memo.probe(names[0].as_bytes()).is_some_and(|(_, known)| known != 0);
+            for i in 0..tools {
+                let (server, name) = (servers[(i / 7) % servers.len()], names[(i * 31) % names.len()].as_str());
+                assert_eq!(decider.decide(server.as_bytes(), name.as_bytes(), 0), decide(f, server, name), "{server:?}/{name:?}");
+            }
+            known_first
+        };
+        let first = names(0, 2_000);
+        assert!(!batch(&f, &first, 20_000), "a fresh filter knows no name");
+        assert!(batch(&f, &first, 3_000), "the names of the batch before are known");
+        // New names, and names met before on other servers, decide as the
+        // scalar path with the memo kept.
+        let mixed = names(1_000, 3_000);
+        assert!(batch(&f, &mixed, 20_000), "names 1,000 to 1,999 were met before");
+        assert!(!batch(&f.clone(), &first, 100), "a copy keeps none");
+        // At most KEPT_MEMOS, the larger ones, the largest taken first.
+        let held: Vec<Decider<'_>> = (0..KEPT_MEMOS + 2).map(|_| Decider::new(&f)).collect();
+        let slots: Vec<usize> = held.iter().map(|d| d.memo.slots()).collect();
+        assert!(slots[0] > 0 && slots[1..].iter().all(|&s| s == 0), "one memo kept so far: {slots:?}");
+        drop(held);
+        let held: Vec<Decider<'_>> = (0..KEPT_MEMOS + 1).map(|_| Decider::new(&f)).collect();
+        let slots: Vec<usize> = held.iter().map(|d| d.memo.slots()).collect();
+        assert!(slots[0] > 0 && slots[KEPT_MEMOS] == 0 && slots.windows(2).all(|w| w[0] >= w[1]), "{slots:?}");
+        drop(held);
+        let f = f.with_hints::<&str>(&[], &[]);
+        assert!(!batch(&f, &first, 100), "new annotation patterns keep none");
     }
 
     /// A short batch takes the every-server shortcuts at its first tool

@@ -20,7 +20,8 @@
 //! small and grows with the batch, so a short batch pays a few kilobytes,
 //! and it watches its hits: a batch whose names rarely repeat turns it off
 //! for a stretch, and tries again after, so a catalog of distinct names
-//! pays about one probe in sixteen.
+//! pays about one probe in sixteen. A batch's memos are kept by its
+//! filter for the next batch (`filter::KeptMemos`).
 
 /// How many tools ahead of the one being decided a batch fetches a name's
 /// slot ([`NameMemo::prefetch`]).
@@ -30,10 +31,12 @@ pub const AHEAD: usize = 8;
 pub const MAX_NAME: usize = 24;
 
 /// Slots at the start (2 KB: a batch of a few tools pays no more), and at
-/// most (2 MB: the names of a catalog of a million tools over thousands
-/// of servers are some tens of thousands). Always a whole number of sets.
+/// most (8 MB: a catalog of a million tools over thousands of servers has
+/// some tens of thousands to some hundreds of thousands of names, the
+/// benchmark's 134,000; a memo kept for the filter's next batch answers all
+/// of them only if it holds them). Always a whole number of sets.
 const FIRST_SLOTS: usize = 1 << 6;
-const MAX_SLOTS: usize = 1 << 16;
+const MAX_SLOTS: usize = 1 << 18;
 
 /// A window of probes decides whether the memo pays: four probes a slot,
 /// and at most this many.
@@ -97,10 +100,10 @@ pub struct Place(u32);
 
 /// Names a batch decides before it first tries the memo: a short batch (a
 /// listing of a few servers, whose names seldom repeat) pays nothing for it.
-const START: u32 = 1 << 12;
+pub const START: u32 = 1 << 12;
 
 /// A per-thread cache of name answers (see the module). `default()` is
-/// tried from the first name, [`new`](Self::new) after [`START`].
+/// tried from the first name, [`for_batch`](Self::for_batch) after [`START`].
 #[derive(Debug, Default)]
 pub struct NameMemo {
     sets: Vec<Set>,
@@ -139,7 +142,7 @@ fn hash_of(w: &[u64; 3], len: usize) -> u64 {
 
 impl NameMemo {
     /// A memo for a batch: tried once the batch has decided [`START`] names.
-    pub fn new() -> Self {
+    pub fn for_batch() -> Self {
         NameMemo { resting: START, ..NameMemo::default() }
     }
 
@@ -219,7 +222,7 @@ impl NameMemo {
 
     /// How many slots the table has (two a set).
     #[inline]
-    fn slots(&self) -> usize {
+    pub fn slots(&self) -> usize {
         2 * self.sets.len()
     }
 

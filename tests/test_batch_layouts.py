@@ -153,6 +153,40 @@ def test_names_met_again_on_other_servers_answer_as_the_reference(seed: int) -> 
         assert fast.static_mask(tools, threads=threads) == want
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_names_kept_from_a_batch_before_answer_as_the_reference(seed: int) -> None:
+    # A filter keeps its batches' memos of names for its next batches: a
+    # batch of other hostile names, of the same names on other servers, of
+    # the same strings in other objects, and short batches after long ones,
+    # on one thread and two, each answer as the reference does.
+    import random
+
+    rng = random.Random(100 + seed)
+
+    def pool(count: int) -> list[str]:
+        return ["".join(rng.choice(_HOSTILE) for _ in range(rng.randrange(0, 26))) for _ in range(count)]
+
+    first, second = pool(300), pool(300)
+    pieces = [p for p in (name.replace("/", "")[:2] for name in first + second) if p.strip("*")]
+    include = [f"*{w}*" for w in pieces[:20]] + [f"{w}*" for w in pieces[20:30]] + ["s1*/*"]
+    exclude = [f"*{w}" for w in pieces[30:50]] + [w.upper() + "*" for w in pieces[50:60]] + ["s2*/*"]
+    fast = toolfilter_fast.compile(include=include, exclude=exclude)
+    ref = reference.compile(include=include, exclude=exclude)
+    servers = [f"s{i}" for i in range(50)] + ["GitHub", "İ", "Σ", ""]
+    batches = [
+        [Tool(rng.choice(servers), rng.choice(first)) for _ in range(10_000)],
+        [Tool(rng.choice(servers), rng.choice(second)) for _ in range(10_000)],
+        [Tool(rng.choice(servers[::-1]), "".join(list(rng.choice(first + second)))) for _ in range(10_000)],
+        [Tool(rng.choice(servers), rng.choice(first)) for _ in range(300)],
+    ]
+    answers = [ref.static_mask(tools) for tools in batches]
+    assert all(True in want and False in want for want in answers[:3])
+    for round_ in range(2):
+        for i, (tools, want) in enumerate(zip(batches, answers, strict=True)):
+            for threads in (1, 2):
+                assert fast.static_mask(tools, threads=threads) == want, (round_, i, threads)
+
+
 # --- server ids numbered for the whole batch -----------------------------------------
 
 

@@ -31,6 +31,19 @@ def test_the_pattern_count_row_compares_many_with_few():
     assert row.met == (row.ratio >= 0.67)
 
 
+def test_the_static_batch_rows_time_a_new_filters_first_batch_too():
+    # Beside the batch of a filter used before, the first batch of filters that
+    # were not, against the same floor and with the same target.
+    tools = _workload.catalog(2_000, servers=40, layout="in-order")
+    rows = _bench._static_batch(tools, 50, lambda _: None,
+                                {"reference": 50, "fnmatch": 50, "joined": 50})
+    first = [row for row in rows if row.fast == "fast, a new filter's first batch"]
+    assert len(first) == 1 and first[0].baseline == "floor (read-only loop)"
+    assert first[0].target == "fast within 3x of the floor: ratio >= 0.33"
+    assert first[0].met == (first[0].ratio >= 0.33)
+    assert all(row.correct for row in rows)
+
+
 def test_hyperscan_baseline_answers_as_the_fast_path():
     pytest.importorskip("hyperscan", reason="hyperscan (the arrow-test extra) is not installed")
     tools = _workload.catalog(3_000, servers=60, layout="in-order", interleaved=True)

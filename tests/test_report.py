@@ -74,6 +74,8 @@ def test_by_size_reads_the_static_batch_rows():
             "floor (read-only loop)", 270.0, 120.0),
         Row("static batch, 10,000 tools, 1,000 include + 1,000 exclude", "fast, 2 threads",
             "fast, 1 thread", 277.0, 269.0),
+        Row("static batch, 10,000 tools, 1,000 include + 1,000 exclude",
+            "fast, a new filter's first batch", "floor (read-only loop)", 900.0, 121.0),
         Row("static batch, 10,000 tools, 1,000 include + 1,000 exclude", "fast", "reference",
             241.0, 2.55e6),
         Row("compile 10 patterns", "fast", "reference", 1.0, 2.0),
