@@ -638,6 +638,25 @@ fn decide_rows<'a>(
             out.fill(outcome);
             return Ok(());
         }
+        // Two plain columns checked whole: no row can be null or malformed,
+        // and each is read straight from its offsets.
+        if constant.is_none() && s.checked && n.checked {
+            match (&s.strings, &n.strings) {
+                (&Strings::Small(so, sv), &Strings::Small(no, nv)) => {
+                    return decide_plain(Resolver { decider, interner, plans, previous }, (so, sv, sa), (no, nv, na), first, out);
+                }
+                (&Strings::Large(so, sv), &Strings::Large(no, nv)) => {
+                    return decide_plain(Resolver { decider, interner, plans, previous }, (so, sv, sa), (no, nv, na), first, out);
+                }
+                (&Strings::Small(so, sv), &Strings::Large(no, nv)) => {
+                    return decide_plain(Resolver { decider, interner, plans, previous }, (so, sv, sa), (no, nv, na), first, out);
+                }
+                (&Strings::Large(so, sv), &Strings::Small(no, nv)) => {
+                    return decide_plain(Resolver { decider, interner, plans, previous }, (so, sv, sa), (no, nv, na), first, out);
+                }
+                _ => {}
+            }
+        }
         let keyed_names = matches!(n.strings, Strings::Dictionary(..) | Strings::Runs(..));
         // The names of the next AHEAD rows, read once: what the batch keeps
         // of a name is fetched meanwhile (`crate::memo`), and the name is
@@ -755,6 +774,71 @@ fn decide_rows<'a>(
         }
         Ok(())
     })
+}
+
+/// What [`decide_plain`] needs of a thread's [`RowState`].
+struct Resolver<'r, 'f, 'a> {
+    decider: &'r mut Decider<'f>,
+    interner: &'r mut Interner,
+    plans: &'r mut Vec<u32>,
+    previous: &'r mut Option<(&'a [u8], u32)>,
+}
+
+/// The rows of a run of two plain columns (`utf8` or `large_utf8`) that
+/// were checked whole (no nulls, offsets in order and inside the values,
+/// UTF-8), so that no row can be null or malformed and none is checked
+/// again: each name and server id is read straight from its offsets, the
+/// names [`AHEAD`](crate::memo::AHEAD) rows on fetched for the memo. It
+/// decides as [`decide_rows`]' general loop does (the Rust test
+/// `plain_columns_decide_as_the_general_loop`).
+fn decide_plain<'a, S, N>(
+    state: Resolver<'_, '_, 'a>,
+    (so, sv, sa): (&'a [S], &'a [u8], usize),
+    (no, nv, na): (&'a [N], &'a [u8], usize),
+    first: usize,
+    out: &mut [Outcome],
+) -> Result<(), ArrowIssue>
+where
+    S: Copy + TryInto<usize>,
+    N: Copy + TryInto<usize>,
+{
+    /// Row `i`'s bytes; None only for offsets the whole-chunk check refused.
+    #[inline]
+    fn span<'a, O: Copy + TryInto<usize>>(offsets: &[O], values: &'a [u8], i: usize) -> Option<&'a [u8]> {
+        let (start, end) = (*offsets.get(i)?, *offsets.get(i + 1)?);
+        values.get(start.try_into().ok()?..end.try_into().ok()?)
+    }
+    const AHEAD: usize = crate::memo::AHEAD;
+    let Resolver { decider, interner, plans, previous } = state;
+    let len = out.len();
+    for k in 0..AHEAD.min(len) {
+        if let Some(name) = span(no, nv, na + k) {
+            decider.prefetch(name);
+        }
+    }
+    for (k, slot) in out.iter_mut().enumerate() {
+        if k + AHEAD < len {
+            if let Some(name) = span(no, nv, na + k + AHEAD) {
+                decider.prefetch(name);
+            }
+        }
+        let server = span(so, sv, sa + k).ok_or(ArrowIssue::Malformed(Column::ServerIds, first + k))?;
+        let name = span(no, nv, na + k).ok_or(ArrowIssue::Malformed(Column::Names, first + k))?;
+        let plan = match *previous {
+            Some((bytes, plan)) if bytes == server => plan,
+            _ => {
+                let (id, new) = interner.id(server);
+                if new {
+                    plans.push(decider.plan_for(server));
+                }
+                let plan = plans[id as usize];
+                *previous = Some((server, plan));
+                plan
+            }
+        };
+        *slot = decider.decide_planned(plan, server, name, 0);
+    }
+    Ok(())
 }
 
 /// Outcomes as an Arrow boolean bitmap (bit `i` of byte `i / 8`, least
@@ -910,6 +994,48 @@ mod tests {
         assert_eq!(got[..200], (0..200).map(|i| (i, true)).collect::<Vec<_>>()[..]);
         assert_eq!(got[200..], (0..200).map(|i| (i, false)).collect::<Vec<_>>()[..]);
         assert_eq!(interner.id(b""), (200, true));
+    }
+
+    /// Plain columns checked whole take the loop of their own
+    /// ([`decide_plain`]), utf8 and large_utf8 in each of the four pairings,
+    /// sliced and chunked: each row as the scalar path and as the general
+    /// loop decide it (the same columns with one null row at the end, which
+    /// the whole-chunk check refuses, so that they take the general loop).
+    #[test]
+    fn plain_columns_decide_as_the_general_loop() {
+        let f = filter(&["s1*/*", "*/read_*", "*k3*", "a*b", "\u{130}*"], &["s2*/Delete*", "*/*_V2", "*\u{212a}*", "x.*"]);
+        let words = ["read_a", "Delete-b", "y_v2", "k3", "ak3b", "\u{130}x", "\u{212a}", "X-y", "", "a/b:c*", "\0"];
+        let rows: Vec<(String, String)> = (0..9_000)
+            .map(|i| (format!("s{}", (i / 3) % 40), format!("{}{}", words[i % words.len()], if i % 5 == 0 { format!("_{}", i % 97) } else { String::new() })))
+            .collect();
+        let want: Vec<Outcome> = rows.iter().map(|(s, n)| scalar(&f, Some(s), Some(n))).collect();
+        let column = |values: Vec<&str>, large: bool, null: bool| -> ArrayRef {
+            let mut values: Vec<Option<&str>> = values.into_iter().map(Some).collect();
+            if null {
+                values.push(None);
+            }
+            if large {
+                Arc::new(LargeStringArray::from(values))
+            } else {
+                Arc::new(StringArray::from(values))
+            }
+        };
+        let server_ids = || rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>();
+        let tool_names = || rows.iter().map(|r| r.1.as_str()).collect::<Vec<_>>();
+        let n = rows.len();
+        for (large_servers, large_names) in [(false, false), (true, true), (false, true), (true, false)] {
+            let (servers, names) = (column(server_ids(), large_servers, false), column(tool_names(), large_names, false));
+            let (general_servers, general_names) =
+                (column(server_ids(), large_servers, true), column(tool_names(), large_names, true));
+            let general = decide(&f, &[general_servers], &[general_names], Some(1)).unwrap();
+            assert_eq!(general[..n], want[..], "the general loop");
+            for threads in [Some(1), Some(3)] {
+                assert_eq!(decide(&f, std::slice::from_ref(&servers), std::slice::from_ref(&names), threads).unwrap(), want);
+            }
+            let (s_chunks, n_chunks) = ([servers.slice(0, 100), servers.slice(100, n - 100)], [names.slice(0, 4_000), names.slice(4_000, n - 4_000)]);
+            assert_eq!(decide(&f, &s_chunks, &n_chunks, Some(2)).unwrap(), want);
+            assert_eq!(decide(&f, &[servers.slice(7, 5_000)], &[names.slice(7, 5_000)], Some(1)).unwrap(), want[7..5_007]);
+        }
     }
 
     /// `servers`, an encoding of `plain`, decides as `plain` does: on one
