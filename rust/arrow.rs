@@ -720,16 +720,7 @@ fn decide_rows<'a>(
                 }
             }
             let Some(server) = server else { continue };
-            let mut resolve = |server: &[u8]| {
-                let (id, new) = interner.id(server);
-                if new {
-                    if !s.checked && !is_utf8(server) {
-                        return Err(ArrowIssue::NotUtf8(Column::ServerIds, row));
-                    }
-                    plans.push(decider.plan_for(server));
-                }
-                Ok(plans[id as usize])
-            };
+            let mut resolve = |server: &[u8]| plan_of(decider, interner, plans, server, s.checked, row);
             let plan = match (keyed, *previous) {
                 // A dictionary's or a run's value is resolved once, found
                 // again by its key.
@@ -774,6 +765,29 @@ fn decide_rows<'a>(
         }
         Ok(())
     })
+}
+
+/// The plan of row `row`'s server id `server` in `decider`: resolved the
+/// first time the thread meets the id (`interner`), and then checked as
+/// UTF-8 unless its chunk was checked whole (`checked`); found by the id's
+/// number after.
+#[inline]
+fn plan_of(
+    decider: &mut Decider<'_>,
+    interner: &mut Interner,
+    plans: &mut Vec<u32>,
+    server: &[u8],
+    checked: bool,
+    row: usize,
+) -> Result<u32, ArrowIssue> {
+    let (id, new) = interner.id(server);
+    if new {
+        if !checked && !is_utf8(server) {
+            return Err(ArrowIssue::NotUtf8(Column::ServerIds, row));
+        }
+        plans.push(decider.plan_for(server));
+    }
+    Ok(plans[id as usize])
 }
 
 /// What [`decide_plain`] needs of a thread's [`RowState`].
@@ -827,11 +841,7 @@ where
         let plan = match *previous {
             Some((bytes, plan)) if bytes == server => plan,
             _ => {
-                let (id, new) = interner.id(server);
-                if new {
-                    plans.push(decider.plan_for(server));
-                }
-                let plan = plans[id as usize];
+                let plan = plan_of(decider, interner, plans, server, true, first + k)?;
                 *previous = Some((server, plan));
                 plan
             }

@@ -286,6 +286,20 @@ def _per_tool_ns(fn: Callable[[], Any], n: int, rounds: int | None = None) -> fl
     return _median_seconds(fn, rounds or _rounds(n)) / n * 1e9
 
 
+_FIRST_BATCH_NOTE = ("each round a filter compiled before it and not used before: nothing "
+                     "kept from a batch before")
+
+
+def _first_batches(include: Sequence[Any], exclude: Sequence[Any],
+                   rounds: int) -> Callable[[list[Tool]], Any]:
+    """The cold case, for ``rounds`` timed rounds: a filter keeps what its batches
+    learned for the next (server plans, the automaton's states, names' answers), so
+    each call is the first batch of a filter of its own, compiled here, before the
+    timing."""
+    filters = [ToolFilter.compile(include=include, exclude=exclude) for _ in range(rounds)]
+    return lambda tools: filters.pop().static_filter(tools)
+
+
 def _static_batch(tools: list[Tool], n_patterns: int, say: Callable[[str], None],
                   sample: dict[str, int]) -> list[Row]:
     n = len(tools)
@@ -296,11 +310,11 @@ def _static_batch(tools: list[Tool], n_patterns: int, say: Callable[[str], None]
     name = f"static batch, {n:,} tools, {n_patterns:,} include + {n_patterns:,} exclude"
     say(name)
     got = fast.static_filter(tools)
-    new = [ToolFilter.compile(include=include, exclude=exclude) for _ in range(9)]
+    first_batch = _first_batches(include, exclude, 9)
     fast_ns, fast_1_ns, floor_ns, first_ns = (
         seconds / n * 1e9 for seconds in _interleaved_medians(
             [lambda: fast.static_filter(tools), lambda: fast.static_filter(tools, threads=1),
-             lambda: floor(tools), lambda: new.pop().static_filter(tools)],
+             lambda: floor(tools), lambda: first_batch(tools)],
             # Nine rounds at every size: these three are quick, and the
             # thread ratio of five-round medians moved by a fifth between runs.
             9,
@@ -313,8 +327,7 @@ def _static_batch(tools: list[Tool], n_patterns: int, say: Callable[[str], None]
             target=">= 1.6x on the 1M batch" if n >= 1_000_000 else ""),
         Row(name, "fast, a new filter's first batch", "floor (read-only loop)", first_ns,
             floor_ns, target="fast within 3x of the floor: ratio >= 0.33",
-            notes=["each round a filter compiled before it and not used before: nothing "
-                   "kept from a batch before"]),
+            notes=[_FIRST_BATCH_NOTE]),
     ]
     kept = set(map(id, got))
     for label, impl, size in (
@@ -401,14 +414,11 @@ def _layout_rows(tools: list[Tool], where: str, say: Callable[[str], None],
     # One literal rule of a server the catalog lacks: the batch reads every
     # server id and name as the 1k + 1k batch does, and matches nothing.
     reads = ToolFilter.compile(exclude=["no-such-server/no-such-tool"])
-    # A filter keeps what its batches learned for the next (server plans, the
-    # automaton's states, names' answers): a new filter's first batch, each
-    # round its own filter compiled before the timing, is the cold case.
-    new = [ToolFilter.compile(include=include, exclude=exclude) for _ in range(9)]
+    first_batch = _first_batches(include, exclude, 9)
     none_s, full_s, floor_s, mask_s, reads_s, first_s = _interleaved_medians(
         [lambda: empty.static_mask(tools), lambda: fast.static_filter(tools),
          lambda: floor(tools), lambda: fast.static_mask(tools),
-         lambda: reads.static_mask(tools), lambda: new.pop().static_filter(tools)], 9)
+         lambda: reads.static_mask(tools), lambda: first_batch(tools)], 9)
     same = fast.static_mask(tools[:300]) == reference.compile(
         include=include, exclude=exclude).static_mask(tools[:300])
     rows = [
@@ -425,8 +435,7 @@ def _layout_rows(tools: list[Tool], where: str, say: Callable[[str], None],
         Row(f"{name}, 1,000 + 1,000, a new filter's first batch (static_filter)",
             "fast, first batch", "floor (read-only loop)", first_s / n * 1e9, floor_s / n * 1e9,
             target="within 3x of the floor: ratio >= 0.33",
-            notes=["each round a filter compiled before it and not used before: nothing "
-                   "kept from a batch before"]),
+            notes=[_FIRST_BATCH_NOTE]),
     ]
     kept = {id(t) for t in fast.static_filter(tools)}
     part = tools[: sample["joined"]]
