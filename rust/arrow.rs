@@ -154,6 +154,17 @@ impl Keys<'_> {
         each_key!(self, k => k.len())
     }
 
+    /// The first index after `i` and before `end` whose key is not key
+    /// `i`'s (`end` when none is, or `i + 1` when `i` is not a key).
+    #[inline]
+    fn same_until(&self, i: usize, end: usize) -> usize {
+        fn until<K: Copy + PartialEq>(keys: &[K], i: usize, end: usize) -> usize {
+            let (Some(&key), Some(after)) = (keys.get(i), keys.get(i + 1..end.min(keys.len()))) else { return i + 1 };
+            i + 1 + after.iter().position(|&k| k != key).unwrap_or(after.len())
+        }
+        each_key!(self, k => until(k, i, end))
+    }
+
     /// Key `i` as an index, None when outside the keys or negative.
     #[inline]
     fn get(&self, i: usize) -> Option<usize> {
@@ -638,24 +649,34 @@ fn decide_rows<'a>(
             out.fill(outcome);
             return Ok(());
         }
-        // Two plain columns checked whole: no row can be null or malformed,
-        // and each is read straight from its offsets.
-        if constant.is_none() && s.checked && n.checked {
-            match (&s.strings, &n.strings) {
-                (&Strings::Small(so, sv), &Strings::Small(no, nv)) => {
-                    return decide_plain(Resolver { decider, interner, plans, previous }, (so, sv, sa), (no, nv, na), first, out);
+        // Two columns checked whole (no row can be null or malformed), the
+        // names plain or dictionary-encoded and the server ids plain,
+        // dictionary- or run-end-encoded: a loop of their own, with no
+        // per-row test of encodings, nulls or UTF-8.
+        let checked_layouts = !matches!(s.strings, Strings::Views(_))
+            && matches!(n.strings, Strings::Small(..) | Strings::Large(..) | Strings::Dictionary(..));
+        if constant.is_none() && s.checked && n.checked && checked_layouts {
+            let plans = Plans { decider, interner, plans };
+            let names = (n, na, &mut *answers, &mut *name_values);
+            return match &s.strings {
+                &Strings::Small(offsets, values) => {
+                    decide_checked(plans, PlainIds { offsets, values, at: sa, previous }, names, first, out)
                 }
-                (&Strings::Large(so, sv), &Strings::Large(no, nv)) => {
-                    return decide_plain(Resolver { decider, interner, plans, previous }, (so, sv, sa), (no, nv, na), first, out);
+                &Strings::Large(offsets, values) => {
+                    decide_checked(plans, PlainIds { offsets, values, at: sa, previous }, names, first, out)
                 }
-                (&Strings::Small(so, sv), &Strings::Large(no, nv)) => {
-                    return decide_plain(Resolver { decider, interner, plans, previous }, (so, sv, sa), (no, nv, na), first, out);
+                Strings::Dictionary(keys, values) => {
+                    let by_key = plans_by_key(by_key, dictionary, values);
+                    decide_checked(plans, DictionaryIds { keys, values, at: sa, end: out.len(), by_key, last: None }, names, first, out)
                 }
-                (&Strings::Large(so, sv), &Strings::Small(no, nv)) => {
-                    return decide_plain(Resolver { decider, interner, plans, previous }, (so, sv, sa), (no, nv, na), first, out);
+                Strings::Runs(ends, offset, values) => {
+                    let by_key = plans_by_key(by_key, dictionary, values);
+                    let ids = RunIds { ends, values, at: offset + sa, by_key, hint: run_hint };
+                    decide_checked(plans, ids, names, first, out)
                 }
-                _ => {}
-            }
+                // Not reached: a chunk of views is never checked whole.
+                Strings::Views(_) => Err(malformed(Column::ServerIds, first)),
+            };
         }
         let keyed_names = matches!(n.strings, Strings::Dictionary(..) | Strings::Runs(..));
         // The names of the next AHEAD rows, read once: what the batch keeps
@@ -790,63 +811,261 @@ fn plan_of(
     Ok(plans[id as usize])
 }
 
-/// What [`decide_plain`] needs of a thread's [`RowState`].
-struct Resolver<'r, 'f, 'a> {
+/// The server plans a thread has resolved, as [`plan_of`] needs them.
+struct Plans<'r, 'f> {
     decider: &'r mut Decider<'f>,
     interner: &'r mut Interner,
     plans: &'r mut Vec<u32>,
+}
+
+/// Per value of the dictionary (or run) `values`: its plan + 1, or 0 while
+/// not met; started again when the chunk at hand has other values.
+fn plans_by_key<'r, 'a>(
+    by_key: &'r mut Vec<u32>,
+    dictionary: &mut *const Chunk<'a>,
+    values: &Chunk<'a>,
+) -> &'r mut Vec<u32> {
+    if !std::ptr::eq(values, *dictionary) {
+        *dictionary = values;
+        by_key.clear();
+        by_key.resize(values.len, 0);
+    }
+    by_key
+}
+
+/// The server ids of a run of rows checked whole (see [`decide_checked`]).
+trait ServerIds<'a> {
+    /// Row `k`'s server id (row `row` of the column) and its plan, and the
+    /// first row after `k` that may have another: every row before it has
+    /// the same.
+    fn at(&mut self, k: usize, plans: &mut Plans<'_, '_>, row: usize) -> Result<(&'a [u8], u32, usize), ArrowIssue>;
+}
+
+/// The names of a run of rows checked whole (see [`decide_checked`]).
+trait Names<'a> {
+    /// A hint that row `k` is decided soon.
+    fn prefetch(&self, k: usize, decider: &Decider<'_>);
+    /// Row `k`'s outcome (row `row` of the column), its server's plan `plan`.
+    fn decide(&mut self, k: usize, decider: &mut Decider<'_>, plan: u32, server: &[u8], row: usize)
+        -> Result<Outcome, ArrowIssue>;
+}
+
+/// Row `i`'s bytes of a plain chunk checked whole; None only for offsets
+/// the whole-chunk check refused.
+#[inline]
+fn span<'a, O: Copy + TryInto<usize>>(offsets: &[O], values: &'a [u8], i: usize) -> Option<&'a [u8]> {
+    let (start, end) = (*offsets.get(i)?, *offsets.get(i + 1)?);
+    values.get(start.try_into().ok()?..end.try_into().ok()?)
+}
+
+/// A plain server column: a row whose id is the previous row's takes its
+/// plan without a lookup.
+struct PlainIds<'r, 'a, O> {
+    offsets: &'a [O],
+    values: &'a [u8],
+    at: usize,
     previous: &'r mut Option<(&'a [u8], u32)>,
 }
 
-/// The rows of a run of two plain columns (`utf8` or `large_utf8`) that
-/// were checked whole (no nulls, offsets in order and inside the values,
-/// UTF-8), so that no row can be null or malformed and none is checked
-/// again: each name and server id is read straight from its offsets, the
-/// names [`AHEAD`](crate::memo::AHEAD) rows on fetched for the memo. It
-/// decides as [`decide_rows`]' general loop does (the Rust test
-/// `plain_columns_decide_as_the_general_loop`).
-fn decide_plain<'a, S, N>(
-    state: Resolver<'_, '_, 'a>,
-    (so, sv, sa): (&'a [S], &'a [u8], usize),
-    (no, nv, na): (&'a [N], &'a [u8], usize),
-    first: usize,
-    out: &mut [Outcome],
-) -> Result<(), ArrowIssue>
-where
-    S: Copy + TryInto<usize>,
-    N: Copy + TryInto<usize>,
-{
-    /// Row `i`'s bytes; None only for offsets the whole-chunk check refused.
+impl<'a, O: Copy + TryInto<usize>> ServerIds<'a> for PlainIds<'_, 'a, O> {
     #[inline]
-    fn span<'a, O: Copy + TryInto<usize>>(offsets: &[O], values: &'a [u8], i: usize) -> Option<&'a [u8]> {
-        let (start, end) = (*offsets.get(i)?, *offsets.get(i + 1)?);
-        values.get(start.try_into().ok()?..end.try_into().ok()?)
-    }
-    const AHEAD: usize = crate::memo::AHEAD;
-    let Resolver { decider, interner, plans, previous } = state;
-    let len = out.len();
-    for k in 0..AHEAD.min(len) {
-        if let Some(name) = span(no, nv, na + k) {
-            decider.prefetch(name);
-        }
-    }
-    for (k, slot) in out.iter_mut().enumerate() {
-        if k + AHEAD < len {
-            if let Some(name) = span(no, nv, na + k + AHEAD) {
-                decider.prefetch(name);
-            }
-        }
-        let server = span(so, sv, sa + k).ok_or(ArrowIssue::Malformed(Column::ServerIds, first + k))?;
-        let name = span(no, nv, na + k).ok_or(ArrowIssue::Malformed(Column::Names, first + k))?;
-        let plan = match *previous {
+    fn at(&mut self, k: usize, plans: &mut Plans<'_, '_>, row: usize) -> Result<(&'a [u8], u32, usize), ArrowIssue> {
+        let server = span(self.offsets, self.values, self.at + k).ok_or(ArrowIssue::Malformed(Column::ServerIds, row))?;
+        let plan = match *self.previous {
             Some((bytes, plan)) if bytes == server => plan,
             _ => {
-                let plan = plan_of(decider, interner, plans, server, true, first + k)?;
-                *previous = Some((server, plan));
+                let plan = plan_of(plans.decider, plans.interner, plans.plans, server, true, row)?;
+                *self.previous = Some((server, plan));
                 plan
             }
         };
-        *slot = decider.decide_planned(plan, server, name, 0);
+        Ok((server, plan, k + 1))
+    }
+}
+
+/// The plan of value `index` of `values` (a dictionary, or a run's values),
+/// resolved the first time and kept in `by_key` (see [`plans_by_key`]).
+#[inline]
+fn keyed_plan<'a>(
+    values: &Chunk<'a>,
+    index: usize,
+    by_key: &mut [u32],
+    plans: &mut Plans<'_, '_>,
+    row: usize,
+) -> Result<(&'a [u8], u32), ArrowIssue> {
+    let bad = || ArrowIssue::Malformed(Column::ServerIds, row);
+    let server = values.get(index).flatten().ok_or_else(bad)?;
+    let kept = by_key.get_mut(index).ok_or_else(bad)?;
+    let plan = match *kept {
+        0 => {
+            let plan = plan_of(plans.decider, plans.interner, plans.plans, server, true, row)?;
+            *kept = plan + 1;
+            plan
+        }
+        known => known - 1,
+    };
+    Ok((server, plan))
+}
+
+/// A dictionary-encoded server column: each value's plan is found by its
+/// key, and a row whose key is the previous row's takes it from there.
+struct DictionaryIds<'r, 'a> {
+    keys: &'r Keys<'a>,
+    values: &'r Chunk<'a>,
+    at: usize,
+    /// The row after the last of the run of rows at hand (`at` the first).
+    end: usize,
+    by_key: &'r mut Vec<u32>,
+    /// The previous key met, its server id and plan.
+    last: Option<(usize, &'a [u8], u32)>,
+}
+
+impl<'a> ServerIds<'a> for DictionaryIds<'_, 'a> {
+    #[inline]
+    fn at(&mut self, k: usize, plans: &mut Plans<'_, '_>, row: usize) -> Result<(&'a [u8], u32, usize), ArrowIssue> {
+        let key = self.keys.get(self.at + k).ok_or(ArrowIssue::Malformed(Column::ServerIds, row))?;
+        let (server, plan) = match self.last {
+            Some((last, server, plan)) if last == key => (server, plan),
+            _ => {
+                let (server, plan) = keyed_plan(self.values, key, self.by_key, plans, row)?;
+                self.last = Some((key, server, plan));
+                (server, plan)
+            }
+        };
+        // The rows after with the same key (a column sorted by server: a
+        // run, as a run-end-encoded one's) take the plan without a look.
+        Ok((server, plan, self.keys.same_until(self.at + k, self.at + self.end) - self.at))
+    }
+}
+
+/// A run-end-encoded server column: one plan a run, every row of the run
+/// decided without looking at its server id again.
+struct RunIds<'r, 'a> {
+    ends: &'r Keys<'a>,
+    values: &'r Chunk<'a>,
+    /// The logical row of the run's first row in `ends`.
+    at: usize,
+    by_key: &'r mut Vec<u32>,
+    hint: &'r mut usize,
+}
+
+impl<'a> ServerIds<'a> for RunIds<'_, 'a> {
+    #[inline]
+    fn at(&mut self, k: usize, plans: &mut Plans<'_, '_>, row: usize) -> Result<(&'a [u8], u32, usize), ArrowIssue> {
+        let run = self.ends.run_from(self.at + k, *self.hint);
+        *self.hint = run;
+        let end = self.ends.get(run).ok_or(ArrowIssue::Malformed(Column::ServerIds, row))?;
+        let (server, plan) = keyed_plan(self.values, run, self.by_key, plans, row)?;
+        // At least the next row: a run found for row k ends after it.
+        Ok((server, plan, end.saturating_sub(self.at).max(k + 1)))
+    }
+}
+
+/// A plain name column: each name is read straight from its offsets, and
+/// fetched for the memo [`AHEAD`](crate::memo::AHEAD) rows before.
+struct PlainNames<'a, O> {
+    offsets: &'a [O],
+    values: &'a [u8],
+    at: usize,
+}
+
+impl<'a, O: Copy + TryInto<usize>> Names<'a> for PlainNames<'a, O> {
+    #[inline]
+    fn prefetch(&self, k: usize, decider: &Decider<'_>) {
+        if let Some(name) = span(self.offsets, self.values, self.at + k) {
+            decider.prefetch(name);
+        }
+    }
+
+    #[inline]
+    fn decide(&mut self, k: usize, decider: &mut Decider<'_>, plan: u32, server: &[u8], row: usize)
+        -> Result<Outcome, ArrowIssue> {
+        let name = span(self.offsets, self.values, self.at + k).ok_or(ArrowIssue::Malformed(Column::Names, row))?;
+        Ok(decider.decide_planned(plan, server, name, 0))
+    }
+}
+
+/// A dictionary-encoded name column: each value's every-server answers
+/// are kept in a byte by its key, in place of the memo.
+struct DictionaryNames<'r, 'a> {
+    keys: &'r Keys<'a>,
+    values: &'r Chunk<'a>,
+    at: usize,
+    answers: &'r mut Vec<u8>,
+}
+
+impl<'a> Names<'a> for DictionaryNames<'_, 'a> {
+    #[inline]
+    fn prefetch(&self, _: usize, _: &Decider<'_>) {}
+
+    #[inline]
+    fn decide(&mut self, k: usize, decider: &mut Decider<'_>, plan: u32, server: &[u8], row: usize)
+        -> Result<Outcome, ArrowIssue> {
+        let bad = || ArrowIssue::Malformed(Column::Names, row);
+        let key = self.keys.get(self.at + k).ok_or_else(bad)?;
+        let name = self.values.get(key).flatten().ok_or_else(bad)?;
+        Ok(match self.answers.get_mut(key) {
+            Some(kept) => decider.decide_planned_keyed(plan, server, name, 0, kept),
+            None => decider.decide_planned(plan, server, name, 0),
+        })
+    }
+}
+
+/// What [`decide_checked`] needs of a name chunk: the chunk, the row of
+/// the run in it, and the thread's answers by dictionary key.
+type NameChunk<'r, 'a> = (&'r Chunk<'a>, usize, &'r mut Vec<u8>, &'r mut *const Chunk<'a>);
+
+/// The rows of a run of two chunks checked whole (no nulls, offsets in
+/// order and inside the values, keys and runs inside their values, UTF-8),
+/// so that no row can be null or malformed and none is checked again; the
+/// server ids plain, dictionary- or run-end-encoded (`ids`), the names
+/// plain or dictionary-encoded. It decides as [`decide_rows`]' general
+/// loop does (the Rust tests `plain_columns_decide_as_the_general_loop`
+/// and `checked_encodings_decide_as_the_general_loop`).
+fn decide_checked<'a, I: ServerIds<'a>>(
+    plans: Plans<'_, '_>,
+    ids: I,
+    (n, na, answers, name_values): NameChunk<'_, 'a>,
+    first: usize,
+    out: &mut [Outcome],
+) -> Result<(), ArrowIssue> {
+    match &n.strings {
+        &Strings::Small(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na }, first, out),
+        &Strings::Large(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na }, first, out),
+        Strings::Dictionary(keys, values) => {
+            if !std::ptr::eq(&**values, *name_values) {
+                *name_values = &**values;
+                answers.clear();
+                answers.resize(values.len, 0);
+            }
+            decide_each(plans, ids, DictionaryNames { keys, values, at: na, answers }, first, out)
+        }
+        // Not reached: the caller sends only the layouts above.
+        _ => Err(ArrowIssue::Malformed(Column::Names, first)),
+    }
+}
+
+fn decide_each<'a, I: ServerIds<'a>, N: Names<'a>>(
+    mut plans: Plans<'_, '_>,
+    mut ids: I,
+    mut names: N,
+    first: usize,
+    out: &mut [Outcome],
+) -> Result<(), ArrowIssue> {
+    const AHEAD: usize = crate::memo::AHEAD;
+    let len = out.len();
+    for k in 0..AHEAD.min(len) {
+        names.prefetch(k, plans.decider);
+    }
+    let (mut server, mut plan, mut until): (&[u8], u32, usize) = (&[], 0, 0);
+    for (k, slot) in out.iter_mut().enumerate() {
+        if k + AHEAD < len {
+            names.prefetch(k + AHEAD, plans.decider);
+        }
+        if k >= until {
+            (server, plan, until) = ids.at(k, &mut plans, first + k)?;
+        }
+        *slot = names.decide(k, plans.decider, plan, server, first + k)?;
     }
     Ok(())
 }
@@ -1045,6 +1264,65 @@ mod tests {
             let (s_chunks, n_chunks) = ([servers.slice(0, 100), servers.slice(100, n - 100)], [names.slice(0, 4_000), names.slice(4_000, n - 4_000)]);
             assert_eq!(decide(&f, &s_chunks, &n_chunks, Some(2)).unwrap(), want);
             assert_eq!(decide(&f, &[servers.slice(7, 5_000)], &[names.slice(7, 5_000)], Some(1)).unwrap(), want[7..5_007]);
+        }
+    }
+
+    /// Encoded chunks checked whole (no nulls anywhere) take the loop of
+    /// their own ([`decide_checked`]): server ids dictionary-encoded (every
+    /// key type, interleaved and in runs) or run-end-encoded (every end
+    /// type), names plain or dictionary-encoded, whole, in chunks cut inside
+    /// runs and sliced, on one thread and three: each row as scalar.
+    #[test]
+    fn checked_encodings_decide_as_the_general_loop() {
+        let f = filter(&["s1*/*", "*/read_*", "*k3*", "a*b", "\u{130}*"], &["s2*/Delete*", "*/*_V2", "*\u{212a}*", "x.*"]);
+        let words = ["read_a", "Delete-b", "y_v2", "k3", "ak3b", "\u{130}x", "\u{212a}", "X-y", "", "a/b:c*", "\0"];
+        for interleaved in [false, true] {
+            let rows: Vec<(String, String)> = (0..6_000)
+                .map(|i| {
+                    let server = if interleaved { i % 37 } else { i / 7 % 37 };
+                    (format!("s{server}"), format!("{}_{}", words[i % words.len()], i % 23))
+                })
+                .collect();
+            let want: Vec<Outcome> = rows.iter().map(|(s, n)| scalar(&f, Some(s), Some(n))).collect();
+            let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+            let tool_names: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+            let mut servers: Vec<ArrayRef> = vec![
+                Arc::new(ids.iter().copied().collect::<DictionaryArray<Int8Type>>()),
+                Arc::new(ids.iter().copied().collect::<DictionaryArray<UInt8Type>>()),
+                Arc::new(ids.iter().copied().collect::<DictionaryArray<Int16Type>>()),
+                Arc::new(ids.iter().copied().collect::<DictionaryArray<UInt16Type>>()),
+                Arc::new(ids.iter().copied().collect::<DictionaryArray<Int32Type>>()),
+                Arc::new(ids.iter().copied().collect::<DictionaryArray<UInt32Type>>()),
+                Arc::new(ids.iter().copied().collect::<DictionaryArray<Int64Type>>()),
+                Arc::new(ids.iter().copied().collect::<DictionaryArray<UInt64Type>>()),
+            ];
+            if !interleaved {
+                // One run a server's seven rows, its id among large strings.
+                let ends: Vec<usize> = (1..=rows.len().div_ceil(7)).map(|r| (r * 7).min(rows.len())).collect();
+                let values: ArrayRef = Arc::new(LargeStringArray::from_iter_values(ids.iter().step_by(7)));
+                servers.push(run_encoded::<Int16Type>(&ends, values.clone()));
+                servers.push(run_encoded::<Int32Type>(&ends, values.clone()));
+                servers.push(run_encoded::<Int64Type>(&ends, values));
+            }
+            let names: [ArrayRef; 3] = [
+                Arc::new(StringArray::from(tool_names.clone())),
+                Arc::new(LargeStringArray::from(tool_names.clone())),
+                Arc::new(tool_names.iter().copied().collect::<DictionaryArray<Int16Type>>()),
+            ];
+            let n = rows.len();
+            for s in &servers {
+                for names in &names {
+                    let (s, names) = (std::slice::from_ref(s), std::slice::from_ref(names));
+                    for threads in [Some(1), Some(3)] {
+                        assert_eq!(decide(&f, s, names, threads).unwrap(), want, "{:?} {:?}", s[0].data_type(), names[0].data_type());
+                    }
+                    let (s, names) = (&s[0], &names[0]);
+                    let s_chunks = [s.slice(0, 101), s.slice(101, n - 101)];
+                    let n_chunks = [names.slice(0, 4_003), names.slice(4_003, n - 4_003)];
+                    assert_eq!(decide(&f, &s_chunks, &n_chunks, Some(2)).unwrap(), want);
+                    assert_eq!(decide(&f, &[s.slice(9, 5_000)], &[names.slice(9, 5_000)], Some(1)).unwrap(), want[9..5_009]);
+                }
+            }
         }
     }
 
