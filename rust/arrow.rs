@@ -208,8 +208,10 @@ struct Chunk<'a> {
     strings: Strings<'a>,
     nulls: Option<&'a NullBuffer>,
     len: usize,
-    /// Every row's offsets are in bounds and its bytes UTF-8, checked for
-    /// the whole chunk at once; otherwise each row is checked as it is read.
+    /// An encoded chunk (dictionary or runs) whose every row is clean: no
+    /// nulls, every key or run inside the values, and the values clean,
+    /// checked whole at once. A plain chunk's rows are checked a run at a
+    /// time, by the thread that decides them ([`clean`](Self::clean)).
     checked: bool,
 }
 
@@ -276,18 +278,34 @@ impl<'a> Chunk<'a> {
         let nulls = array.nulls().filter(|n| n.null_count() > 0);
         let checked = nulls.is_none()
             && match strings {
-                Strings::Small(offsets, values) => all_utf8(offsets, values),
-                Strings::Large(offsets, values) => all_utf8(offsets, values),
-                Strings::Views(_) => false,
-                // Every key names a value, and every value is checked.
-                Strings::Dictionary(ref keys, ref values) => values.checked && keys.all_below(values.len),
+                Strings::Small(..) | Strings::Large(..) | Strings::Views(_) => false,
+                // Every key names a value, and every value is clean.
+                Strings::Dictionary(ref keys, ref values) => values.clean(0, values.len) && keys.all_below(values.len),
                 // Every row in a run, and every run with a value.
                 Strings::Runs(ref ends, offset, ref values) => {
-                    values.checked
+                    values.clean(0, values.len)
                         && ends.run_of(offset + array.len().saturating_sub(1)) < values.len.min(ends.len())
                 }
             };
         Ok(Chunk { strings, nulls, len: array.len(), checked })
+    }
+
+    /// Whether rows `start..start + len` are clean: none null, their offsets
+    /// in order and inside the values, their bytes UTF-8. Then none can be
+    /// malformed and none is checked again. A plain chunk's are checked
+    /// here, when a thread comes to decide them (in parallel, and just
+    /// before their bytes are read again); an encoded chunk's were checked
+    /// whole ([`checked`](Self::checked)); views are checked row by row.
+    fn clean(&self, start: usize, len: usize) -> bool {
+        if self.nulls.is_some() {
+            return false;
+        }
+        match self.strings {
+            Strings::Small(offsets, values) => offsets.get(start..=start + len).is_some_and(|o| all_utf8(o, values)),
+            Strings::Large(offsets, values) => offsets.get(start..=start + len).is_some_and(|o| all_utf8(o, values)),
+            Strings::Views(_) => false,
+            Strings::Dictionary(..) | Strings::Runs(..) => self.checked,
+        }
     }
 
     /// The bytes of row `i` of the chunk (in bounds), None when null;
@@ -618,6 +636,14 @@ impl<'f> RowState<'f, '_> {
 /// `*/tool`, most of a long list) in a byte per dictionary value, found by
 /// the row's key, in place of the batch's memo of names; a run-end-encoded
 /// one in a byte per run.
+///
+/// Each run of rows that lies in one chunk of each column is checked by
+/// the thread that decides it ([`Chunk::clean`]: in parallel, and while its
+/// bytes are in the nearer caches for the reading after). A clean run of
+/// the layouts most columns have takes a loop of its own
+/// ([`decide_checked`]); any other row (null, a view, a run that is not
+/// clean) the general loop, which checks each row as it reads it and names
+/// the first bad one.
 fn decide_rows<'a>(
     state: &mut RowState<'_, 'a>,
     servers: &Chunks<'a>,
@@ -642,20 +668,21 @@ fn decide_rows<'a>(
     let malformed = |column, row| ArrowIssue::Malformed(column, row);
     runs(servers, names, start..start + out.len(), |s, sa, n, na, len, first| {
         let out = &mut out[first - start..first - start + len];
-        // A filter that depends on nothing, over two runs already checked
-        // whole (no nulls, offsets in order and inside the values, UTF-8):
-        // every row has its answer without being read.
-        if let (Some(outcome), true, true) = (constant, s.checked, n.checked) {
+        let (s_clean, n_clean) = (s.clean(sa, len), n.clean(na, len));
+        // A filter that depends on nothing, over two clean runs (no nulls,
+        // offsets in order and inside the values, UTF-8): every row has its
+        // answer without being read.
+        if let (Some(outcome), true, true) = (constant, s_clean, n_clean) {
             out.fill(outcome);
             return Ok(());
         }
-        // Two columns checked whole (no row can be null or malformed), the
+        // Two clean runs (no row can be null or malformed), the
         // names plain or dictionary-encoded and the server ids plain,
         // dictionary- or run-end-encoded: a loop of their own, with no
         // per-row test of encodings, nulls or UTF-8.
         let checked_layouts = !matches!(s.strings, Strings::Views(_))
             && matches!(n.strings, Strings::Small(..) | Strings::Large(..) | Strings::Dictionary(..));
-        if constant.is_none() && s.checked && n.checked && checked_layouts {
+        if constant.is_none() && s_clean && n_clean && checked_layouts {
             let plans = Plans { decider, interner, plans };
             let names = (n, na, &mut *answers, &mut *name_values);
             return match &s.strings {
@@ -674,7 +701,7 @@ fn decide_rows<'a>(
                     let ids = RunIds { ends, values, at: offset + sa, by_key, hint: run_hint };
                     decide_checked(plans, ids, names, first, out)
                 }
-                // Not reached: a chunk of views is never checked whole.
+                // Not reached: a run of views is never clean.
                 Strings::Views(_) => Err(malformed(Column::ServerIds, first)),
             };
         }
@@ -735,13 +762,13 @@ fn decide_rows<'a>(
                 // A plain row's name was read ahead; a null dictionary row's is read here.
                 _ => (read.unwrap_or_else(|| n.get(na + k)).ok_or_else(bad)?, None),
             };
-            if let Some(name) = name.filter(|_| !n.checked) {
+            if let Some(name) = name.filter(|_| !n_clean) {
                 if !is_utf8(name) {
                     return Err(ArrowIssue::NotUtf8(Column::Names, row));
                 }
             }
             let Some(server) = server else { continue };
-            let mut resolve = |server: &[u8]| plan_of(decider, interner, plans, server, s.checked, row);
+            let mut resolve = |server: &[u8]| plan_of(decider, interner, plans, server, s_clean, row);
             let plan = match (keyed, *previous) {
                 // A dictionary's or a run's value is resolved once, found
                 // again by its key.
@@ -790,7 +817,7 @@ fn decide_rows<'a>(
 
 /// The plan of row `row`'s server id `server` in `decider`: resolved the
 /// first time the thread meets the id (`interner`), and then checked as
-/// UTF-8 unless its chunk was checked whole (`checked`); found by the id's
+/// UTF-8 unless its run of rows is clean (`checked`); found by the id's
 /// number after.
 #[inline]
 fn plan_of(
@@ -833,7 +860,7 @@ fn plans_by_key<'r, 'a>(
     by_key
 }
 
-/// The server ids of a run of rows checked whole (see [`decide_checked`]).
+/// The server ids of a clean run of rows (see [`decide_checked`]).
 trait ServerIds<'a> {
     /// Row `k`'s server id (row `row` of the column) and its plan, and the
     /// first row after `k` that may have another: every row before it has
@@ -841,7 +868,7 @@ trait ServerIds<'a> {
     fn at(&mut self, k: usize, plans: &mut Plans<'_, '_>, row: usize) -> Result<(&'a [u8], u32, usize), ArrowIssue>;
 }
 
-/// The names of a run of rows checked whole (see [`decide_checked`]).
+/// The names of a clean run of rows (see [`decide_checked`]).
 trait Names<'a> {
     /// A hint that row `k` is decided soon.
     fn prefetch(&self, k: usize, decider: &Decider<'_>);
@@ -850,8 +877,8 @@ trait Names<'a> {
         -> Result<Outcome, ArrowIssue>;
 }
 
-/// Row `i`'s bytes of a plain chunk checked whole; None only for offsets
-/// the whole-chunk check refused.
+/// Row `i`'s bytes of a clean run of a plain chunk; None only for offsets
+/// [`Chunk::clean`] refuses.
 #[inline]
 fn span<'a, O: Copy + TryInto<usize>>(offsets: &[O], values: &'a [u8], i: usize) -> Option<&'a [u8]> {
     let (start, end) = (*offsets.get(i)?, *offsets.get(i + 1)?);
@@ -1015,9 +1042,10 @@ impl<'a> Names<'a> for DictionaryNames<'_, 'a> {
 /// the run in it, and the thread's answers by dictionary key.
 type NameChunk<'r, 'a> = (&'r Chunk<'a>, usize, &'r mut Vec<u8>, &'r mut *const Chunk<'a>);
 
-/// The rows of a run of two chunks checked whole (no nulls, offsets in
-/// order and inside the values, keys and runs inside their values, UTF-8),
-/// so that no row can be null or malformed and none is checked again; the
+/// The rows of a clean run of two chunks ([`Chunk::clean`]: no nulls,
+/// offsets in order and inside the values, keys and runs inside their
+/// values, UTF-8), so that no row can be null or malformed and none is
+/// checked again; the
 /// server ids plain, dictionary- or run-end-encoded (`ids`), the names
 /// plain or dictionary-encoded. It decides as [`decide_rows`]' general
 /// loop does (the Rust tests `plain_columns_decide_as_the_general_loop`
@@ -1225,8 +1253,8 @@ mod tests {
         assert_eq!(interner.id(b""), (200, true));
     }
 
-    /// Plain columns checked whole take the loop of their own
-    /// ([`decide_plain`]), utf8 and large_utf8 in each of the four pairings,
+    /// Clean plain columns take the loop of their own
+    /// ([`decide_checked`]), utf8 and large_utf8 in each of the four pairings,
     /// sliced and chunked: each row as the scalar path and as the general
     /// loop decide it (the same columns with one null row at the end, which
     /// the whole-chunk check refuses, so that they take the general loop).
@@ -1267,7 +1295,7 @@ mod tests {
         }
     }
 
-    /// Encoded chunks checked whole (no nulls anywhere) take the loop of
+    /// Clean encoded chunks (no nulls anywhere) take the loop of
     /// their own ([`decide_checked`]): server ids dictionary-encoded (every
     /// key type, interleaved and in runs) or run-end-encoded (every end
     /// type), names plain or dictionary-encoded, whole, in chunks cut inside
