@@ -123,7 +123,8 @@ impl Keys<'_> {
     /// Whether every key is an index below `len`.
     fn all_below(&self, len: usize) -> bool {
         fn below<K: Copy + TryInto<usize>>(keys: &[K], len: usize) -> bool {
-            keys.iter().all(|&k| k.try_into().is_ok_and(|k| k < len))
+            // A block at a time, without an early exit inside one (vector compares).
+            keys.chunks(256).all(|block| block.iter().fold(true, |ok, &k| ok & k.try_into().is_ok_and(|k| k < len)))
         }
         each_key!(self, k => below(k, len))
     }

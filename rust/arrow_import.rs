@@ -115,6 +115,41 @@ impl Key {
         }
     }
 
+    /// Whether keys `start..start + len` of a keys buffer all lie in
+    /// `0..size`: compared a block at a time, without an early exit inside
+    /// a block (loops the compiler turns into vector compares).
+    ///
+    /// # Safety
+    /// `keys` points to at least `start + len` keys of this type.
+    // SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
+    unsafe fn all_inside(self, keys: *const c_void, start: usize, len: usize, size: i64) -> bool {
+        /// # Safety
+        /// As for `all_inside`, keys of type `T`.
+        // SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
+        unsafe fn each<T: Copy + Into<i128>>(keys: *const c_void, start: usize, len: usize, size: i64) -> bool {
+            const BLOCK: usize = 256;
+            let inside = |i: usize| -> bool {
+                // SAFETY: the caller's promise: `i < start + len`.
+                let k: i128 = unsafe { read::<T>(keys, i) }.into();
+                (0..i128::from(size)).contains(&k)
+            };
+            (0..len).step_by(BLOCK).all(|from| (from..(from + BLOCK).min(len)).fold(true, |ok, i| ok & inside(start + i)))
+        }
+        // SAFETY: the caller's promise, for the type of this arm.
+        unsafe {
+            match self {
+                Key::I8 => each::<i8>(keys, start, len, size),
+                Key::U8 => each::<u8>(keys, start, len, size),
+                Key::I16 => each::<i16>(keys, start, len, size),
+                Key::U16 => each::<u16>(keys, start, len, size),
+                Key::I32 => each::<i32>(keys, start, len, size),
+                Key::U32 => each::<u32>(keys, start, len, size),
+                Key::I64 => each::<i64>(keys, start, len, size),
+                Key::U64 => each::<u64>(keys, start, len, size),
+            }
+        }
+    }
+
     /// Key `i` of a keys buffer, widened.
     ///
     /// # Safety
@@ -358,21 +393,28 @@ unsafe fn valid(bits: *const c_void, i: usize) -> bool {
 /// `offsets` points to at least `start + len + 1` `O`s.
 // SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
 unsafe fn check_offsets<O: Copy + Into<i64>>(offsets: *const c_void, start: usize, len: usize) -> Result<i64, ImportIssue> {
-    // SAFETY: the caller's promise, for every read below.
-    let first: i64 = unsafe { read::<O>(offsets, start) }.into();
+    // SAFETY: the caller's promise, for every read below (each at an index
+    // of `start..=start + len`).
+    let at = |k: usize| -> i64 { unsafe { read::<O>(offsets, start + k) }.into() };
+    let first = at(0);
     if first < 0 {
         return Err(ImportIssue::FirstOffset(first));
     }
-    let mut before = first;
-    for k in 1..=len {
-        // SAFETY: as above: `start + k <= start + len`.
-        let value: i64 = unsafe { read::<O>(offsets, start + k) }.into();
-        if value < before {
-            return Err(ImportIssue::Backwards(k, value, before));
+    // A block at a time, each pair compared without an early exit (a loop
+    // the compiler turns into vector compares); the block that fails is
+    // read again for the first offset below the one before.
+    const BLOCK: usize = 256;
+    let mut from = 1;
+    while from <= len {
+        let to = (from + BLOCK).min(len + 1);
+        if !(from..to).fold(true, |ordered, k| ordered & (at(k) >= at(k - 1))) {
+            if let Some(k) = (from..to).find(|&k| at(k) < at(k - 1)) {
+                return Err(ImportIssue::Backwards(k, at(k), at(k - 1)));
+            }
         }
-        before = value;
+        from = to;
     }
-    Ok(before)
+    Ok(at(len))
 }
 
 /// Checks one pair of C structures before they are imported: everything
@@ -577,6 +619,12 @@ unsafe fn check_keys(
         return Err(ImportIssue::NullBuffer(1, "keys"));
     }
     let size = values.length;
+    // Without nulls, the keys are compared a block at a time first (the
+    // rows are read again, one by one, only to name a key outside).
+    // SAFETY: the trusted extent: `offset + length` keys of their type.
+    if validity.is_null() && unsafe { key.all_inside(keys, start, len, size) } {
+        return Ok(());
+    }
     for row in 0..len {
         let at = start + row;
         // SAFETY: the trusted extent: the bitmap reaches bit `offset + length`.
@@ -860,6 +908,24 @@ mod tests {
         assert_eq!(run(&schema(c"u"), &shifted), Err(ImportIssue::Backwards(1, 0, 9)));
         shifted.offset = 1;
         assert_eq!(run(&schema(c"u"), &shifted), Ok(Layout::Utf8));
+        // Long columns are checked a block at a time: the first backward
+        // offset is named wherever it falls (in a block's first or last
+        // pair, or past a block that fails again), and none in order passes.
+        let long: Vec<i32> = (0..1_000).collect();
+        let values = vec![b'a'; 1_000];
+        for (rows, fall) in [(999, None), (999, Some(1)), (999, Some(256)), (999, Some(257)), (999, Some(513)), (999, Some(999)), (700, Some(700))] {
+            let mut offsets = long.clone();
+            if let Some(at) = fall {
+                offsets[at] = offsets[at - 1] - 1;
+                offsets[(at + 40).min(999)] = 0;
+            }
+            let mut buffers = [null(), offsets.as_ptr().cast(), values.as_ptr().cast()];
+            let want = match fall {
+                None => Ok(Layout::Utf8),
+                Some(at) => Err(ImportIssue::Backwards(at, i64::from(offsets[at]), i64::from(offsets[at - 1]))),
+            };
+            assert_eq!(run(&schema(c"u"), &array(rows as i64, 0, &mut buffers)), want, "{rows} rows, {fall:?}");
+        }
     }
 
     #[test]
@@ -964,6 +1030,25 @@ mod tests {
         assert_eq!(run(&keyed(c"c", &mut value_schema), &a), Err(ImportIssue::KeyRange(0, 9, 2)));
         a.offset = 1;
         assert_eq!(run(&keyed(c"c", &mut value_schema), &a), Ok(Layout::Dictionary(Key::I8)));
+        // Long key columns without nulls are compared a block at a time: a
+        // key outside is named in any block, and all inside pass.
+        for (rows, outside) in [(1_000, None), (1_000, Some(0)), (1_000, Some(255)), (1_000, Some(256)), (1_000, Some(999)), (600, Some(599))] {
+            let mut keys: Vec<u16> = (0..1_000).map(|i| (i % 2) as u16).collect();
+            if let Some(at) = outside {
+                keys[at] = 2;
+                if let Some(later) = keys.get_mut(at + 300) {
+                    *later = 7;
+                }
+            }
+            let mut buffers = [null(), keys.as_ptr().cast()];
+            let mut a = array(rows, 0, &mut buffers);
+            a.dictionary = &mut dictionary;
+            let want = match outside {
+                None => Ok(Layout::Dictionary(Key::U16)),
+                Some(at) => Err(ImportIssue::KeyRange(at, 2, 2)),
+            };
+            assert_eq!(run(&keyed(c"S", &mut value_schema), &a), want, "{rows} rows, {outside:?}");
+        }
         // The array's dictionary missing, keys that are not integers, the
         // keys buffer NULL, a dictionary of a foreign type or a malformed one.
         let mut buffers = [null(), keys32.as_ptr().cast()];
