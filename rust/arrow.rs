@@ -1100,13 +1100,20 @@ fn decide_each<'a, I: ServerIds<'a>, N: Names<'a>>(
 }
 
 /// Outcomes as an Arrow boolean bitmap (bit `i` of byte `i / 8`, least
-/// significant first): set where visible.
-pub fn visible_bits(outcomes: &[Outcome]) -> Vec<u8> {
+/// significant first): set where visible; and whether any is undecided.
+/// One pass, eight outcomes a byte (loops the compiler unrolls).
+pub fn visible_bits(outcomes: &[Outcome]) -> (Vec<u8>, bool) {
     let mut bits = vec![0u8; outcomes.len().div_ceil(8)];
+    let mut undecided = false;
     for (byte, eight) in bits.iter_mut().zip(outcomes.chunks(8)) {
-        *byte = eight.iter().enumerate().fold(0, |b, (k, o)| b | (u8::from(*o == Outcome::Visible) << k));
+        let mut b = 0;
+        for (k, o) in eight.iter().enumerate() {
+            b |= u8::from(*o == Outcome::Visible) << k;
+            undecided |= *o == Outcome::Undecided;
+        }
+        *byte = b;
     }
-    bits
+    (bits, undecided)
 }
 
 /// One pass over the name bytes, for comparison: how many rows hold a `/`,

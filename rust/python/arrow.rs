@@ -165,9 +165,15 @@ fn static_mask_arrow<'py>(
     let names = import_column(names, Column::Names)?;
     let filter = filter.get().inner();
     let columns = arrow::Columns::new(&servers, &names).map_err(issue_of)?;
-    let outcomes = py.detach(|| columns.decide(filter, threads)).map_err(issue_of)?;
-    let mut bits = arrow::visible_bits(&outcomes);
-    for (row, _) in outcomes.iter().enumerate().filter(|(_, o)| **o == Outcome::Undecided) {
+    let (outcomes, (mut bits, undecided)) = py
+        .detach(|| columns.decide(filter, threads).map(|outcomes| {
+            let bits = arrow::visible_bits(&outcomes);
+            (outcomes, bits)
+        }))
+        .map_err(issue_of)?;
+    // The rows a regex must judge, if any (most batches have none: no pass).
+    let undecided_rows = outcomes.iter().enumerate().take(if undecided { outcomes.len() } else { 0 });
+    for (row, _) in undecided_rows.filter(|(_, o)| **o == Outcome::Undecided) {
         let Some(judge) = judge else {
             return Err(PyValueError::new_err("a regex pattern needs a judge for undecided rows"));
         };
