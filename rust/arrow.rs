@@ -28,6 +28,7 @@ use arrow_array::types::{
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 
+use crate::arrow_import::keys_below;
 use crate::filter::{block_len, threads_for, Decider, Outcome, StaticFilter};
 
 /// Which column an issue is about.
@@ -122,11 +123,7 @@ macro_rules! each_key {
 impl Keys<'_> {
     /// Whether every key is an index below `len`.
     fn all_below(&self, len: usize) -> bool {
-        fn below<K: Copy + TryInto<usize>>(keys: &[K], len: usize) -> bool {
-            // A block at a time, without an early exit inside one (vector compares).
-            keys.chunks(256).all(|block| block.iter().fold(true, |ok, &k| ok & k.try_into().is_ok_and(|k| k < len)))
-        }
-        each_key!(self, k => below(k, len))
+        each_key!(self, k => keys_below(k, len as u64))
     }
 
     /// The run that holds row `row`, of run ends `self` (rising): the first

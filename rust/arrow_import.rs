@@ -126,14 +126,17 @@ impl Key {
         /// # Safety
         /// As for `all_inside`, keys of type `T`.
         // SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
-        unsafe fn each<T: Copy + Into<i128>>(keys: *const c_void, start: usize, len: usize, size: i64) -> bool {
-            const BLOCK: usize = 256;
-            let inside = |i: usize| -> bool {
-                // SAFETY: the caller's promise: `i < start + len`.
-                let k: i128 = unsafe { read::<T>(keys, i) }.into();
-                (0..i128::from(size)).contains(&k)
-            };
-            (0..len).step_by(BLOCK).all(|from| (from..(from + BLOCK).min(len)).fold(true, |ok, i| ok & inside(start + i)))
+        unsafe fn each<T: KeyBits>(keys: *const c_void, start: usize, len: usize, size: i64) -> bool {
+            if len == 0 {
+                return true;
+            }
+            if size <= 0 {
+                return false;
+            }
+            let last = T::last_below(size as u64);
+            // SAFETY: the caller's promise: `i < start + len`.
+            let bits = |i: usize| unsafe { read::<T>(keys, start + i) }.bits();
+            (0..len).step_by(1024).all(|from| (from..(from + 1024).min(len)).map(bits).max().is_none_or(|top| top <= last))
         }
         // SAFETY: the caller's promise, for the type of this arm.
         unsafe {
@@ -343,6 +346,52 @@ fn type_name(format: &[u8]) -> String {
 unsafe fn read<T: Copy>(buffer: *const c_void, i: usize) -> T {
     // SAFETY: the caller's promise: element `i` lies in the buffer.
     unsafe { buffer.cast::<T>().add(i).read_unaligned() }
+}
+
+/// An integer key read as the unsigned integer of its width (a negative
+/// one then reads above every one that is not), so that whether keys are
+/// indexes below a length is one unsigned maximum, which the compiler
+/// takes over many keys at once.
+pub(crate) trait KeyBits: Copy {
+    type Bits: Copy + Ord;
+    fn bits(self) -> Self::Bits;
+    /// The largest bits of a key that is an index below `len`, for `len`
+    /// above 0.
+    fn last_below(len: u64) -> Self::Bits;
+}
+
+macro_rules! key_bits {
+    ($($key:ty => $bits:ty, $largest:expr);* $(;)?) => {
+        $(impl KeyBits for $key {
+            type Bits = $bits;
+            #[inline(always)]
+            fn bits(self) -> $bits {
+                self as $bits
+            }
+            #[inline(always)]
+            fn last_below(len: u64) -> $bits {
+                // Below the type's largest key: a lossless cast.
+                (len - 1).min($largest as u64) as $bits
+            }
+        })*
+    };
+}
+
+key_bits!(
+    i8 => u8, i8::MAX; u8 => u8, u8::MAX;
+    i16 => u16, i16::MAX; u16 => u16, u16::MAX;
+    i32 => u32, i32::MAX; u32 => u32, u32::MAX;
+    i64 => u64, i64::MAX; u64 => u64, u64::MAX;
+);
+
+/// Whether every key of `keys` is an index below `len`: the largest of
+/// their [`KeyBits`], a block at a time.
+pub(crate) fn keys_below<K: KeyBits>(keys: &[K], len: u64) -> bool {
+    if len == 0 {
+        return keys.is_empty();
+    }
+    let last = K::last_below(len);
+    keys.chunks(1024).all(|block| block.iter().map(|k| k.bits()).max().is_none_or(|top| top <= last))
 }
 
 /// How many bits of `bits` (a bitmap, least significant bit first) are
@@ -884,6 +933,35 @@ mod tests {
         // SAFETY: both built by the tests, their buffers as long as claimed
         // (the cases that claim more are refused before the read).
         unsafe { check((schema as *const RawSchema).cast(), (array as *const RawArray).cast()) }
+    }
+
+    #[test]
+    fn keys_below_a_length_as_each_key_says() {
+        fn agree<K: KeyBits + Into<i128> + std::fmt::Debug>(keys: &[K]) {
+            for len in [0u64, 1, 2, 3, 127, 128, 255, 256, 65_535, 65_536, 1 << 40, u64::MAX] {
+                let want = keys.iter().all(|&k| (0..i128::from(len)).contains(&k.into()));
+                assert_eq!(keys_below(keys, len), want, "{keys:?} below {len}");
+            }
+        }
+        agree::<i8>(&[0, 1, 2]);
+        agree::<i8>(&[0, -1]);
+        agree::<i8>(&[i8::MAX, i8::MIN]);
+        agree::<u8>(&[0, 254, 255]);
+        agree::<i16>(&[300, 2]);
+        agree::<u16>(&[u16::MAX]);
+        agree::<i32>(&[5, i32::MIN]);
+        agree::<u32>(&[u32::MAX, 0]);
+        agree::<i64>(&[i64::MAX, -1]);
+        agree::<u64>(&[u64::MAX]);
+        agree::<i8>(&[]);
+        // Past a block of 1,024, the first and the last key of a block.
+        for at in [0, 1_023, 1_024, 2_999] {
+            let mut keys = vec![1i32; 3_000];
+            keys[at] = -3;
+            agree(&keys);
+            keys[at] = 70_000;
+            agree(&keys);
+        }
     }
 
     #[test]
