@@ -691,11 +691,11 @@ fn decide_rows<'a>(
                     decide_checked(plans, PlainIds { offsets, values, at: sa, previous }, names, first, out)
                 }
                 Strings::Dictionary(keys, values) => {
-                    let by_key = plans_by_key(by_key, dictionary, values);
+                    let by_key = per_value(by_key, dictionary, values);
                     decide_checked(plans, DictionaryIds { keys, values, at: sa, end: out.len(), by_key, last: None }, names, first, out)
                 }
                 Strings::Runs(ends, offset, values) => {
-                    let by_key = plans_by_key(by_key, dictionary, values);
+                    let by_key = per_value(by_key, dictionary, values);
                     let ids = RunIds { ends, values, at: offset + sa, by_key, hint: run_hint };
                     decide_checked(plans, ids, names, first, out)
                 }
@@ -771,11 +771,7 @@ fn decide_rows<'a>(
                 // A dictionary's or a run's value is resolved once, found
                 // again by its key.
                 (Some((key, values)), _) => {
-                    if !std::ptr::eq(values, *dictionary) {
-                        *dictionary = values;
-                        by_key.clear();
-                        by_key.resize(values.len, 0);
-                    }
+                    let by_key = per_value(by_key, dictionary, values);
                     match by_key[key] {
                         0 => {
                             let plan = resolve(server)?;
@@ -796,12 +792,7 @@ fn decide_rows<'a>(
             *slot = match (constant, name_keyed) {
                 (Some(outcome), _) => outcome,
                 (None, Some((key, values))) => {
-                    if !std::ptr::eq(values, *name_values) {
-                        *name_values = values;
-                        answers.clear();
-                        answers.resize(values.len, 0);
-                    }
-                    match answers.get_mut(key) {
+                    match per_value(answers, name_values, values).get_mut(key) {
                         Some(kept) => decider.decide_planned_keyed(plan, server, name, 0, kept),
                         None => decider.decide_planned(plan, server, name, 0),
                     }
@@ -843,19 +834,16 @@ struct Plans<'r, 'f> {
     plans: &'r mut Vec<u32>,
 }
 
-/// Per value of the dictionary (or run) `values`: its plan + 1, or 0 while
-/// not met; started again when the chunk at hand has other values.
-fn plans_by_key<'r, 'a>(
-    by_key: &'r mut Vec<u32>,
-    dictionary: &mut *const Chunk<'a>,
-    values: &Chunk<'a>,
-) -> &'r mut Vec<u32> {
-    if !std::ptr::eq(values, *dictionary) {
-        *dictionary = values;
-        by_key.clear();
-        by_key.resize(values.len, 0);
+/// What a thread keeps per value of the dictionary (or run) `values`
+/// (`kept`: a plan + 1 or a name's answers, 0 while not met), started again
+/// when the chunk at hand has other values than the one before (`at`).
+fn per_value<'r, 'a, T: Copy + Default>(kept: &'r mut Vec<T>, at: &mut *const Chunk<'a>, values: &Chunk<'a>) -> &'r mut Vec<T> {
+    if !std::ptr::eq(values, *at) {
+        *at = values;
+        kept.clear();
+        kept.resize(values.len, T::default());
     }
-    by_key
+    kept
 }
 
 /// The server ids of a clean run of rows (see [`decide_checked`]).
@@ -909,7 +897,7 @@ impl<'a, O: Copy + TryInto<usize>> ServerIds<'a> for PlainIds<'_, 'a, O> {
 }
 
 /// The plan of value `index` of `values` (a dictionary, or a run's values),
-/// resolved the first time and kept in `by_key` (see [`plans_by_key`]).
+/// resolved the first time and kept in `by_key` (see [`per_value`]).
 #[inline]
 fn keyed_plan<'a>(
     values: &Chunk<'a>,
@@ -1059,11 +1047,7 @@ fn decide_checked<'a, I: ServerIds<'a>>(
         &Strings::Small(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na }, first, out),
         &Strings::Large(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na }, first, out),
         Strings::Dictionary(keys, values) => {
-            if !std::ptr::eq(&**values, *name_values) {
-                *name_values = &**values;
-                answers.clear();
-                answers.resize(values.len, 0);
-            }
+            let answers = per_value(answers, name_values, values);
             decide_each(plans, ids, DictionaryNames { keys, values, at: na, answers }, first, out)
         }
         // Not reached: the caller sends only the layouts above.
