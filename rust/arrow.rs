@@ -678,9 +678,9 @@ fn decide_rows<'a>(
         // names plain or dictionary-encoded and the server ids plain,
         // dictionary- or run-end-encoded: a loop of their own, with no
         // per-row test of encodings, nulls or UTF-8.
-        let checked_layouts = !matches!(s.strings, Strings::Views(_))
-            && matches!(n.strings, Strings::Small(..) | Strings::Large(..) | Strings::Dictionary(..));
-        if constant.is_none() && s_clean && n_clean && checked_layouts {
+        // (A run of views is never clean.)
+        let checked_names = matches!(n.strings, Strings::Small(..) | Strings::Large(..) | Strings::Dictionary(..));
+        if constant.is_none() && s_clean && n_clean && checked_names {
             let plans = Plans { decider, interner, plans };
             let names = (n, na, &mut *answers, &mut *name_values);
             return match &s.strings {
@@ -772,14 +772,7 @@ fn decide_rows<'a>(
                 // again by its key.
                 (Some((key, values)), _) => {
                     let by_key = per_value(by_key, dictionary, values);
-                    match by_key[key] {
-                        0 => {
-                            let plan = resolve(server)?;
-                            by_key[key] = plan + 1;
-                            plan
-                        }
-                        known => known - 1,
-                    }
+                    kept_plan(&mut by_key[key], || resolve(server))?
                 }
                 (_, Some((bytes, plan))) if bytes == server => plan,
                 _ => {
@@ -909,15 +902,18 @@ fn keyed_plan<'a>(
     let bad = || ArrowIssue::Malformed(Column::ServerIds, row);
     let server = values.get(index).flatten().ok_or_else(bad)?;
     let kept = by_key.get_mut(index).ok_or_else(bad)?;
-    let plan = match *kept {
-        0 => {
-            let plan = plan_of(plans.decider, plans.interner, plans.plans, server, true, row)?;
-            *kept = plan + 1;
-            plan
-        }
-        known => known - 1,
-    };
+    let plan = kept_plan(kept, || plan_of(plans.decider, plans.interner, plans.plans, server, true, row))?;
     Ok((server, plan))
+}
+
+/// The plan kept in `kept` (a plan + 1, 0 while not met), or else
+/// `resolve`'s, which is kept.
+#[inline]
+fn kept_plan(kept: &mut u32, resolve: impl FnOnce() -> Result<u32, ArrowIssue>) -> Result<u32, ArrowIssue> {
+    if *kept == 0 {
+        *kept = resolve()? + 1;
+    }
+    Ok(*kept - 1)
 }
 
 /// A dictionary-encoded server column: each value's plan is found by its

@@ -127,16 +127,10 @@ impl Key {
         /// As for `all_inside`, keys of type `T`.
         // SAFETY: a contract on the caller (the `# Safety` section above); every call site states how it is met.
         unsafe fn each<T: KeyBits>(keys: *const c_void, start: usize, len: usize, size: i64) -> bool {
-            if len == 0 {
-                return true;
-            }
-            if size <= 0 {
-                return false;
-            }
-            let last = T::last_below(size as u64);
             // SAFETY: the caller's promise: `i < start + len`.
             let bits = |i: usize| unsafe { read::<T>(keys, start + i) }.bits();
-            (0..len).step_by(1024).all(|from| (from..(from + 1024).min(len)).map(bits).max().is_none_or(|top| top <= last))
+            // Not negative: checked with the array's other fields.
+            all_below_by::<T>(len, size.max(0) as u64, bits)
         }
         // SAFETY: the caller's promise, for the type of this arm.
         unsafe {
@@ -384,14 +378,20 @@ key_bits!(
     i64 => u64, i64::MAX; u64 => u64, u64::MAX;
 );
 
-/// Whether every key of `keys` is an index below `len`: the largest of
-/// their [`KeyBits`], a block at a time.
+/// Whether every key of `keys` is an index below `len` (see [`all_below_by`]).
 pub(crate) fn keys_below<K: KeyBits>(keys: &[K], len: u64) -> bool {
+    all_below_by::<K>(keys.len(), len, |i| keys[i].bits())
+}
+
+/// Whether `n` keys, key `i`'s [`KeyBits`] `bits(i)`, are all indexes below
+/// `len`: the largest of their bits, a block at a time.
+#[inline]
+fn all_below_by<K: KeyBits>(n: usize, len: u64, bits: impl Fn(usize) -> K::Bits) -> bool {
     if len == 0 {
-        return keys.is_empty();
+        return n == 0;
     }
     let last = K::last_below(len);
-    keys.chunks(1024).all(|block| block.iter().map(|k| k.bits()).max().is_none_or(|top| top <= last))
+    (0..n).step_by(1024).all(|from| (from..(from + 1024).min(n)).map(&bits).max().is_none_or(|top| top <= last))
 }
 
 /// How many bits of `bits` (a bitmap, least significant bit first) are

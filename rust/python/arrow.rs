@@ -172,8 +172,8 @@ fn static_mask_arrow<'py>(
         }))
         .map_err(issue_of)?;
     // The rows a regex must judge, if any (most batches have none: no pass).
-    let undecided_rows = outcomes.iter().enumerate().take(if undecided { outcomes.len() } else { 0 });
-    for (row, _) in undecided_rows.filter(|(_, o)| **o == Outcome::Undecided) {
+    let judged: &[Outcome] = if undecided { &outcomes } else { &[] };
+    for (row, _) in judged.iter().enumerate().filter(|(_, o)| **o == Outcome::Undecided) {
         let Some(judge) = judge else {
             return Err(PyValueError::new_err("a regex pattern needs a judge for undecided rows"));
         };
