@@ -30,6 +30,7 @@ use arrow_schema::DataType;
 
 use crate::arrow_import::keys_below;
 use crate::filter::{block_len, threads_for, Decider, Outcome, StaticFilter};
+use crate::memo::{with_shared, ListAnswers};
 
 /// Which column an issue is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,13 +228,10 @@ fn all_utf8<O: Copy + TryInto<usize> + PartialOrd>(offsets: &[O], values: &[u8])
     if !offsets.windows(2).fold(true, |ordered, pair| ordered & (pair[0] <= pair[1])) {
         return false;
     }
-    if all.is_ascii() {
-        return true;
-    }
     let boundary = |offset: O| {
         offset.try_into().ok().is_some_and(|at: usize| values.get(at).is_none_or(|&b| !(0x80..0xC0).contains(&b)))
     };
-    std::str::from_utf8(all).is_ok() && offsets.iter().all(|&offset| boundary(offset))
+    simdutf8::basic::from_utf8(all).is_ok() && (all.is_ascii() || offsets.iter().all(|&offset| boundary(offset)))
 }
 
 fn offsets_of<O: OffsetSizeTrait>(array: &GenericStringArray<O>) -> (&[O], &[u8]) {
@@ -437,12 +435,20 @@ impl<'a> Columns<'a> {
     /// thread whose half it fell in. The issue returned is the first by row,
     /// as on one thread: a block after one that failed is not decided.
     pub fn decide(&self, filter: &StaticFilter, threads: Option<usize>) -> Result<Vec<Outcome>, ArrowIssue> {
+        let lists = NameLists::new(filter, &self.names);
+        let decided = self.decide_with(filter, threads, &lists);
+        // What was learned holds whether or not a later row failed.
+        lists.keep(filter);
+        decided
+    }
+
+    fn decide_with(&self, filter: &StaticFilter, threads: Option<usize>, lists: &NameLists<'_, 'a>) -> Result<Vec<Outcome>, ArrowIssue> {
         let n = self.len();
         let threads = threads_for(n, threads);
         let mut out = vec![Outcome::Hidden; n];
         let len = block_len(n, threads);
         if threads == 1 || n <= len {
-            decide_rows(&mut RowState::new(filter), &self.servers, &self.names, 0, &mut out)?;
+            decide_rows(&mut RowState::new(filter), &self.servers, &self.names, lists, 0, &mut out)?;
             return Ok(out);
         }
         // No more threads than blocks: the others would only wait.
@@ -459,7 +465,7 @@ impl<'a> Columns<'a> {
                 if failed.lock().unwrap_or_else(PoisonError::into_inner).as_ref().is_some_and(|(at, _)| *at < k) {
                     return;
                 }
-                if let Err(issue) = decide_rows(&mut state, &self.servers, &self.names, k * len, block) {
+                if let Err(issue) = decide_rows(&mut state, &self.servers, &self.names, lists, k * len, block) {
                     let mut failed = failed.lock().unwrap_or_else(PoisonError::into_inner);
                     if failed.as_ref().is_none_or(|(at, _)| k < *at) {
                         *failed = Some((k, issue));
@@ -487,6 +493,86 @@ impl<'a> Columns<'a> {
     }
 }
 
+/// The answers of the name column's dictionaries for one batch, one
+/// [`ListAnswers`] a list, shared by the threads: a dictionary's names are
+/// learned once a batch, where a byte a thread had each thread learn them
+/// again. Chunks of one dictionary (the same buffers) share one; a list a
+/// batch before met (the same names, compared in full) starts from what
+/// that batch learned, and what this one learns is kept for the next.
+struct NameLists<'c, 'a> {
+    /// Each dictionary chunk, with its list's place in `answers` and where
+    /// its names lie (addresses, only compared: the chunks that share these
+    /// buffers share the list).
+    of: Vec<(&'c Chunk<'a>, usize, Option<[usize; 3]>)>,
+    answers: Vec<ListAnswers>,
+}
+
+impl<'c, 'a> NameLists<'c, 'a> {
+    /// The lists of the dictionaries of `names`, none when `filter` keeps no
+    /// answer that depends on the name alone (or depends on nothing).
+    fn new(filter: &StaticFilter, names: &'c Chunks<'a>) -> Self {
+        let mut lists = NameLists { of: Vec::new(), answers: Vec::new() };
+        if !filter.has_name_answers() || filter.constant_outcome().is_some() {
+            return lists;
+        }
+        for chunk in &names.chunks {
+            let Strings::Dictionary(_, values) = &chunk.strings else { continue };
+            let list = list_of(values);
+            let source = list.as_ref().map(|(bytes, _, offsets)| [bytes.as_ptr() as usize, bytes.len(), *offsets]);
+            let shared = source.and_then(|source| lists.of.iter().find(|(_, _, other)| *other == Some(source)));
+            let at = match shared {
+                Some(&(_, at, _)) => at,
+                None => {
+                    let answers = match list {
+                        Some((bytes, ends, _)) if ListAnswers::size_of(bytes, &ends) <= crate::filter::MAX_KEPT_LIST => {
+                            filter.kept_list(|kept| kept.is_of(bytes, &ends)).unwrap_or_else(|| ListAnswers::new(bytes, ends))
+                        }
+                        _ => ListAnswers::unkept(values.len),
+                    };
+                    lists.answers.push(answers);
+                    lists.answers.len() - 1
+                }
+            };
+            lists.of.push((&**values, at, source));
+        }
+        lists
+    }
+
+    /// The answers of the dictionary `values`, if kept.
+    #[inline]
+    fn get(&self, values: &Chunk<'a>) -> Option<&ListAnswers> {
+        let &(_, at, _) = self.of.iter().find(|(chunk, _, _)| std::ptr::eq(*chunk, values))?;
+        self.answers.get(at)
+    }
+
+    /// Keeps every list's answers for `filter`'s next batch.
+    fn keep(self, filter: &StaticFilter) {
+        for answers in self.answers {
+            filter.keep_list(answers);
+        }
+    }
+}
+
+/// A dictionary's names as a list: their bytes side by side, where each
+/// ends in them, and where its offsets lie; None for a dictionary of views,
+/// or offsets a check refuses (its rows are reported as the loops read them).
+fn list_of<'a>(values: &Chunk<'a>) -> Option<(&'a [u8], Vec<usize>, usize)> {
+    fn of<'a, O: Copy + TryInto<usize>>(offsets: &'a [O], values: &'a [u8]) -> Option<(&'a [u8], Vec<usize>, usize)> {
+        let first: usize = (*offsets.first()?).try_into().ok()?;
+        let last: usize = (*offsets.last()?).try_into().ok()?;
+        let ends = offsets[1..]
+            .iter()
+            .map(|&o| o.try_into().ok().and_then(|o: usize| o.checked_sub(first)))
+            .collect::<Option<Vec<usize>>>()?;
+        Some((values.get(first..last)?, ends, offsets.as_ptr() as usize))
+    }
+    match values.strings {
+        Strings::Small(offsets, bytes) => of(offsets, bytes),
+        Strings::Large(offsets, bytes) => of(offsets, bytes),
+        _ => None,
+    }
+}
+
 /// The outcome of every row of two columns (see [`Columns::decide`]).
 pub fn decide(
     filter: &StaticFilter,
@@ -500,7 +586,7 @@ pub fn decide(
 /// Whether `bytes` are UTF-8: ASCII (most names) is checked a word at a time.
 #[inline]
 fn is_utf8(bytes: &[u8]) -> bool {
-    bytes.is_ascii() || std::str::from_utf8(bytes).is_ok()
+    simdutf8::basic::from_utf8(bytes).is_ok()
 }
 
 /// The server ids one thread has met, numbered densely in the order met:
@@ -595,8 +681,9 @@ struct RowState<'f, 'a> {
     dictionary: *const Chunk<'a>,
     /// The run of the previous row of a run-end-encoded server chunk.
     run_hint: usize,
-    /// Per value of the dictionary (or run) of the name chunk at hand
-    /// (`name_values`): the name's every-server answers (`Decider::decide_planned_keyed`).
+    /// Per run of the run-end-encoded name chunk at hand (`name_values`):
+    /// the name's every-server answers (`Decider::decide_planned_keyed`; a
+    /// dictionary's are shared by the threads, in [`NameLists`]).
     answers: Vec<u8>,
     name_values: *const Chunk<'a>,
     name_run_hint: usize,
@@ -632,8 +719,9 @@ impl<'f> RowState<'f, '_> {
 /// A dictionary-encoded name column keeps the answers that depend on the
 /// name alone (each side's every-server group: bare tool globs and
 /// `*/tool`, most of a long list) in a byte per dictionary value, found by
-/// the row's key, in place of the batch's memo of names; a run-end-encoded
-/// one in a byte per run.
+/// the row's key, in place of the batch's memo of names: one byte for all
+/// the threads, kept by the filter for its next batch ([`NameLists`]); a
+/// run-end-encoded one in a byte per run, the thread's own.
 ///
 /// Each run of rows that lies in one chunk of each column is checked by
 /// the thread that decides it ([`Chunk::clean`]: in parallel, and while its
@@ -646,6 +734,7 @@ fn decide_rows<'a>(
     state: &mut RowState<'_, 'a>,
     servers: &Chunks<'a>,
     names: &Chunks<'a>,
+    lists: &NameLists<'_, 'a>,
     start: usize,
     out: &mut [Outcome],
 ) -> Result<(), ArrowIssue> {
@@ -667,6 +756,11 @@ fn decide_rows<'a>(
     runs(servers, names, start..start + out.len(), |s, sa, n, na, len, first| {
         let out = &mut out[first - start..first - start + len];
         let (s_clean, n_clean) = (s.clean(sa, len), n.clean(na, len));
+        // A dictionary's answers, shared by the threads (None: not kept).
+        let list = match &n.strings {
+            Strings::Dictionary(_, values) => lists.get(values),
+            _ => None,
+        };
         // A filter that depends on nothing, over two clean runs (no nulls,
         // offsets in order and inside the values, UTF-8): every row has its
         // answer without being read.
@@ -682,7 +776,7 @@ fn decide_rows<'a>(
         let checked_names = matches!(n.strings, Strings::Small(..) | Strings::Large(..) | Strings::Dictionary(..));
         if constant.is_none() && s_clean && n_clean && checked_names {
             let plans = Plans { decider, interner, plans };
-            let names = (n, na, &mut *answers, &mut *name_values);
+            let names = (n, na, list);
             return match &s.strings {
                 &Strings::Small(offsets, values) => {
                     decide_checked(plans, PlainIds { offsets, values, at: sa, previous }, names, first, out)
@@ -751,11 +845,11 @@ fn decide_rows<'a>(
             let (name, name_keyed) = match &n.strings {
                 Strings::Runs(ends, offset, values) => {
                     *name_run_hint = ends.run_from(offset + na + k, *name_run_hint);
-                    (values.get(*name_run_hint).ok_or_else(bad)?, Some((*name_run_hint, &**values)))
+                    (values.get(*name_run_hint).ok_or_else(bad)?, Some((*name_run_hint, Some(&**values))))
                 }
                 Strings::Dictionary(keys, values) if !n.nulls.is_some_and(|nulls| nulls.is_null(na + k)) => {
                     let key = keys.get(na + k).ok_or_else(bad)?;
-                    (values.get(key).ok_or_else(bad)?, Some((key, &**values)))
+                    (values.get(key).ok_or_else(bad)?, Some((key, None)))
                 }
                 // A plain row's name was read ahead; a null dictionary row's is read here.
                 _ => (read.unwrap_or_else(|| n.get(na + k)).ok_or_else(bad)?, None),
@@ -784,12 +878,16 @@ fn decide_rows<'a>(
             let Some(name) = name else { continue };
             *slot = match (constant, name_keyed) {
                 (Some(outcome), _) => outcome,
-                (None, Some((key, values))) => {
-                    match per_value(answers, name_values, values).get_mut(key) {
-                        Some(kept) => decider.decide_planned_keyed(plan, server, name, 0, kept),
-                        None => decider.decide_planned(plan, server, name, 0),
-                    }
-                }
+                // A run's answers, the thread's own.
+                (None, Some((run, Some(values)))) => match per_value(answers, name_values, values).get_mut(run) {
+                    Some(kept) => decider.decide_planned_keyed(plan, server, name, 0, kept),
+                    None => decider.decide_planned(plan, server, name, 0),
+                },
+                // A dictionary value's, shared.
+                (None, Some((key, None))) => match list.and_then(|list| list.get(key)) {
+                    Some(kept) => with_shared(kept, |known| decider.decide_planned_keyed(plan, server, name, 0, known)),
+                    None => decider.decide_planned(plan, server, name, 0),
+                },
                 (None, None) => decider.decide_planned(plan, server, name, 0),
             };
         }
@@ -995,12 +1093,13 @@ impl<'a, O: Copy + TryInto<usize>> Names<'a> for PlainNames<'a, O> {
 }
 
 /// A dictionary-encoded name column: each value's every-server answers
-/// are kept in a byte by its key, in place of the memo.
+/// are kept in a byte by its key, in place of the memo (shared by the
+/// threads; None: not kept, see [`NameLists`]).
 struct DictionaryNames<'r, 'a> {
     keys: &'r Keys<'a>,
     values: &'r Chunk<'a>,
     at: usize,
-    answers: &'r mut Vec<u8>,
+    answers: Option<&'r ListAnswers>,
 }
 
 impl<'a> Names<'a> for DictionaryNames<'_, 'a> {
@@ -1013,16 +1112,16 @@ impl<'a> Names<'a> for DictionaryNames<'_, 'a> {
         let bad = || ArrowIssue::Malformed(Column::Names, row);
         let key = self.keys.get(self.at + k).ok_or_else(bad)?;
         let name = self.values.get(key).flatten().ok_or_else(bad)?;
-        Ok(match self.answers.get_mut(key) {
-            Some(kept) => decider.decide_planned_keyed(plan, server, name, 0, kept),
+        Ok(match self.answers.and_then(|answers| answers.get(key)) {
+            Some(kept) => with_shared(kept, |known| decider.decide_planned_keyed(plan, server, name, 0, known)),
             None => decider.decide_planned(plan, server, name, 0),
         })
     }
 }
 
 /// What [`decide_checked`] needs of a name chunk: the chunk, the row of
-/// the run in it, and the thread's answers by dictionary key.
-type NameChunk<'r, 'a> = (&'r Chunk<'a>, usize, &'r mut Vec<u8>, &'r mut *const Chunk<'a>);
+/// the run in it, and a dictionary's answers by key.
+type NameChunk<'r, 'a> = (&'r Chunk<'a>, usize, Option<&'r ListAnswers>);
 
 /// The rows of a clean run of two chunks ([`Chunk::clean`]: no nulls,
 /// offsets in order and inside the values, keys and runs inside their
@@ -1035,17 +1134,14 @@ type NameChunk<'r, 'a> = (&'r Chunk<'a>, usize, &'r mut Vec<u8>, &'r mut *const 
 fn decide_checked<'a, I: ServerIds<'a>>(
     plans: Plans<'_, '_>,
     ids: I,
-    (n, na, answers, name_values): NameChunk<'_, 'a>,
+    (n, na, answers): NameChunk<'_, 'a>,
     first: usize,
     out: &mut [Outcome],
 ) -> Result<(), ArrowIssue> {
     match &n.strings {
         &Strings::Small(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na }, first, out),
         &Strings::Large(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na }, first, out),
-        Strings::Dictionary(keys, values) => {
-            let answers = per_value(answers, name_values, values);
-            decide_each(plans, ids, DictionaryNames { keys, values, at: na, answers }, first, out)
-        }
+        Strings::Dictionary(keys, values) => decide_each(plans, ids, DictionaryNames { keys, values, at: na, answers }, first, out),
         // Not reached: the caller sends only the layouts above.
         _ => Err(ArrowIssue::Malformed(Column::Names, first)),
     }
@@ -1335,6 +1431,43 @@ mod tests {
                     assert_eq!(decide(&f, &s_chunks, &n_chunks, Some(2)).unwrap(), want);
                     assert_eq!(decide(&f, &[s.slice(9, 5_000)], &[names.slice(9, 5_000)], Some(1)).unwrap(), want[9..5_009]);
                 }
+            }
+        }
+    }
+
+    /// A name dictionary's answers, kept by the filter for its next batch,
+    /// are found again only for a dictionary of the same names: not for
+    /// one of the same bytes cut at other places, nor of the same cuts
+    /// over other bytes; chunks of one dictionary share them, and chunks of
+    /// others do not.
+    #[test]
+    fn name_lists_are_found_again_by_their_names_alone() {
+        let f = filter(&["*/read_*"], &["*/*_v2"]);
+        let lists: [&[&str]; 4] = [
+            &["read_x_v2", "read_y"],
+            // The same bytes, cut elsewhere.
+            &["read_x_", "v2read_y"],
+            // The same cuts, other bytes.
+            &["read_x_v3", "read_y"],
+            &["read_x_v2", "read_y"],
+        ];
+        let keys: Vec<u8> = (0..3_000).map(|i| u8::from(i % 3 == 0)).collect();
+        let server = StringArray::from(vec!["s"; keys.len()]);
+        for threads in [Some(1), Some(3)] {
+            for names in lists {
+                let values: ArrayRef = Arc::new(StringArray::from(names.to_vec()));
+                let column = encoded::<Int8Type>(&keys.iter().map(|&k| Some(k)).collect::<Vec<_>>(), values);
+                let want: Vec<Outcome> = keys.iter().map(|&k| scalar(&f, Some("s"), Some(names[usize::from(k)]))).collect();
+                let servers: ArrayRef = Arc::new(server.clone());
+                assert_eq!(decide(&f, std::slice::from_ref(&servers), std::slice::from_ref(&column), threads).unwrap(), want, "{names:?}");
+                // Chunks of this dictionary, and a chunk of another after them.
+                let other: ArrayRef = Arc::new(StringArray::from(vec!["read_x_", "v2read_y"]));
+                let other = encoded::<Int8Type>(&[Some(0), Some(1), Some(0)], other);
+                let chunks = [column.slice(0, 1_000), column.slice(1_000, 2_000), other];
+                let servers: ArrayRef = Arc::new(StringArray::from(vec!["s"; keys.len() + 3]));
+                let mut want = want;
+                want.extend(["read_x_", "v2read_y", "read_x_"].map(|n| scalar(&f, Some("s"), Some(n))));
+                assert_eq!(decide(&f, &[servers], &chunks, threads).unwrap(), want, "{names:?}");
             }
         }
     }

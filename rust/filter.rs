@@ -14,7 +14,7 @@ use crate::fold::{Fold, LazyFold};
 use crate::hints::{HintPattern, HintSide};
 use crate::pairs::length_bit;
 use crate::index::{Scratch as IndexScratch, SegmentIndex, Sweeping};
-use crate::memo::{Answer, Keep, Kept, NameMemo};
+use crate::memo::{Answer, Keep, Kept, ListAnswers, NameMemo};
 use crate::shortcut::{Held, Shortcut, SHORT};
 use crate::rules::{fold_with, Groups, PatternIssue, RuleSet, Scratch};
 
@@ -87,6 +87,8 @@ pub struct StaticFilter {
     kept_plans: KeptPlans,
     /// The name memos of a batch's threads, for the next batch.
     kept_memos: KeptMemos,
+    /// The answers of the name lists (dictionaries) a batch met, for the next batch.
+    kept_lists: KeptLists,
 }
 
 /// Items per block: the unit a batch hands to a thread (the object
@@ -148,6 +150,13 @@ struct KeptLimits<T> {
 impl<T> KeptForNext<T> {
     const fn new(limits: KeptLimits<T>) -> Self {
         KeptForNext { kept: Mutex::new(Vec::new()), limits }
+    }
+
+    /// The thing kept that `wanted` takes, if any (and it is kept no more).
+    fn take_if(&self, wanted: impl Fn(&T) -> bool) -> Option<T> {
+        let mut kept = self.kept.try_lock().ok()?;
+        let at = kept.iter().rposition(wanted)?;
+        Some(kept.remove(at))
     }
 
     /// A thing kept, the largest, if any (and it is kept no more), else a
@@ -256,6 +265,28 @@ fn kept_memos() -> KeptMemos {
 /// The most memos a filter keeps: one a thread of a two-core batch, and
 /// two more.
 const KEPT_MEMOS: usize = 4;
+
+/// The answers of the name dictionaries of a filter's batches
+/// ([`ListAnswers`]), kept for its next batch over the same list (a column
+/// of names dictionary-encoded, filtered again). At most [`KEPT_LISTS`]
+/// lists, each of at most [`MAX_KEPT_LIST`] bytes with its answers, and all
+/// of them of at most [`MAX_KEPT_LISTS`]: about 300,000 names of twenty
+/// bytes each.
+type KeptLists = KeptForNext<ListAnswers>;
+
+fn kept_lists() -> KeptLists {
+    KeptForNext::new(KeptLimits {
+        size: ListAnswers::size,
+        fresh: || ListAnswers::unkept(0),
+        count: KEPT_LISTS,
+        each: MAX_KEPT_LIST,
+        total: MAX_KEPT_LISTS,
+    })
+}
+
+const KEPT_LISTS: usize = 4;
+pub const MAX_KEPT_LIST: usize = 8 << 20;
+const MAX_KEPT_LISTS: usize = 16 << 20;
 
 /// How many tools a filter's batches decided, up to about [`CUTS_AFTER`]
 /// (counted as each thread's part of a batch ends). A copy of the filter
@@ -431,6 +462,7 @@ impl StaticFilter {
             used: Used::default(),
             kept_plans: kept_plans(),
             kept_memos: kept_memos(),
+            kept_lists: kept_lists(),
         }
         .settled()
     }
@@ -476,7 +508,27 @@ impl StaticFilter {
         // Plans hold the servers' trust, which the hints change.
         self.kept_plans = kept_plans();
         self.kept_memos = kept_memos();
+        self.kept_lists = kept_lists();
         self.settled()
+    }
+
+    /// Whether a batch keeps answers that depend on the name alone (an
+    /// every-server group on either side): what a [`ListAnswers`] holds.
+    pub fn has_name_answers(&self) -> bool {
+        self.include.every_server_group().is_some() || self.exclude.every_server_group().is_some()
+    }
+
+    /// The answers a batch before kept of a name list that `is` takes,
+    /// if any (and they are kept no more).
+    pub fn kept_list(&self, is: impl Fn(&ListAnswers) -> bool) -> Option<ListAnswers> {
+        self.kept_lists.take_if(is)
+    }
+
+    /// Keeps a name list's answers for the next batch (if they may be kept).
+    pub fn keep_list(&self, answers: ListAnswers) {
+        if answers.keeps() {
+            self.kept_lists.give_back(answers);
+        }
     }
 
     /// Whether any annotation pattern needs the tools' hints.

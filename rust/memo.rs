@@ -23,6 +23,8 @@
 //! pays about one probe in sixteen. A batch's memos are kept by its
 //! filter for the next batch (`filter::KeptMemos`).
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
 /// How many tools ahead of the one being decided a batch fetches a name's
 /// slot ([`NameMemo::prefetch`]).
 pub const AHEAD: usize = 8;
@@ -166,7 +168,12 @@ impl NameMemo {
         let Set([first, second]) = &mut self.sets[at];
         let hash = (h >> 32) as u32;
         let len = name.len() as u8 + 1;
-        let holds = |slot: &Slot| slot.hash == hash && slot.len == len && slot.name == w;
+        // The words compared one by one, as scalars: a comparison of the
+        // arrays as one vector reads them back from where they were just
+        // stored, in two stores' parts, which the processor cannot forward
+        // (a stall of some ten cycles on every probe).
+        let same = |a: &[u64; 3]| (a[0] ^ w[0]) | (a[1] ^ w[1]) | (a[2] ^ w[2]) == 0;
+        let holds = |slot: &Slot| slot.hash == hash && slot.len == len && same(&slot.name);
         self.probes += 1;
         let known = if holds(first) {
             self.hits += 1;
@@ -296,6 +303,81 @@ impl Kept<'_> {
             }),
         }
     }
+}
+
+/// The answers of a list of names (a dictionary's values), a byte a name
+/// whose bits are a slot's `known` bits, shared by the threads of a batch
+/// and kept by the filter for its next batch over the same list
+/// (`filter::KeptLists`). A name dictionary's answers are learned once a
+/// batch, not once a thread, and once in all for a list filtered again: a
+/// list is found again by its contents, every byte and every end compared
+/// (never by where it lies, which another list may take after it is freed),
+/// so its answers are never another list's.
+pub struct ListAnswers {
+    /// The names side by side, and where each ends: what the list is. Empty
+    /// for a list whose answers are not kept past its batch.
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+    answers: Vec<AtomicU8>,
+}
+
+impl ListAnswers {
+    /// Answers not known yet for a list of `len` names, not kept past
+    /// the batch (a list whose names are not side by side: views).
+    pub fn unkept(len: usize) -> Self {
+        ListAnswers { bytes: Vec::new(), ends: Vec::new(), answers: (0..len).map(|_| AtomicU8::new(0)).collect() }
+    }
+
+    /// Answers not known yet for the names `bytes`, the first ending at
+    /// the first of `ends` (an offset in `bytes`) and each next one at the
+    /// next, kept with them.
+    pub fn new(bytes: &[u8], ends: Vec<usize>) -> Self {
+        let answers = (0..ends.len()).map(|_| AtomicU8::new(0)).collect();
+        ListAnswers { bytes: bytes.to_vec(), ends, answers }
+    }
+
+    /// Whether these are the answers of the names `bytes` and `ends` (as
+    /// [`new`](Self::new) takes them).
+    pub fn is_of(&self, bytes: &[u8], ends: &[usize]) -> bool {
+        self.keeps() && self.ends == ends && self.bytes == bytes
+    }
+
+    /// Whether the answers may be kept past their batch.
+    pub fn keeps(&self) -> bool {
+        self.bytes.len() + self.ends.len() > 0
+    }
+
+    /// Bytes taken, about.
+    pub fn size(&self) -> usize {
+        Self::size_of(&self.bytes, &self.ends)
+    }
+
+    /// Bytes the answers of a list would take with it (see [`new`](Self::new)).
+    pub fn size_of(bytes: &[u8], ends: &[usize]) -> usize {
+        bytes.len() + ends.len() * (std::mem::size_of::<usize>() + 1)
+    }
+
+    /// Name `i`'s answers' byte.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&AtomicU8> {
+        self.answers.get(i)
+    }
+}
+
+/// What `decide` answers with the answers of one name kept in the shared
+/// byte `kept`: read once before, written back if `decide` learned more. A
+/// byte another thread wrote meanwhile may be overwritten (its answers are
+/// the same, of the same name, as any thread finds them): what is lost is
+/// learned again, never changed.
+#[inline]
+pub fn with_shared<T>(kept: &AtomicU8, decide: impl FnOnce(&mut u8) -> T) -> T {
+    let before = kept.load(Ordering::Relaxed);
+    let mut known = before;
+    let answer = decide(&mut known);
+    if known != before {
+        kept.store(known, Ordering::Relaxed);
+    }
+    answer
 }
 
 /// A hint to load the cache line at `ptr`.
