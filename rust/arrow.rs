@@ -501,9 +501,10 @@ impl<'a> Columns<'a> {
 /// that batch learned, and what this one learns is kept for the next.
 struct NameLists<'c, 'a> {
     /// Each dictionary chunk, with its list's place in `answers` and where
-    /// its names lie (addresses, only compared: the chunks that share these
-    /// buffers share the list).
-    of: Vec<(&'c Chunk<'a>, usize, Option<[usize; 3]>)>,
+    /// its names lie (the addresses of their bytes and offsets, only
+    /// compared, and their lengths: the chunks whose names lie in the same
+    /// memory share the list).
+    of: Vec<(&'c Chunk<'a>, usize, Option<[usize; 4]>)>,
     answers: Vec<ListAnswers>,
 }
 
@@ -518,7 +519,7 @@ impl<'c, 'a> NameLists<'c, 'a> {
         for chunk in &names.chunks {
             let Strings::Dictionary(_, values) = &chunk.strings else { continue };
             let list = list_of(values);
-            let source = list.as_ref().map(|(bytes, _, offsets)| [bytes.as_ptr() as usize, bytes.len(), *offsets]);
+            let source = list.as_ref().map(|(bytes, ends, offsets)| [bytes.as_ptr() as usize, bytes.len(), *offsets, ends.len()]);
             let shared = source.and_then(|source| lists.of.iter().find(|(_, _, other)| *other == Some(source)));
             let at = match shared {
                 Some(&(_, at, _)) => at,

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolfilter_fast
+from toolfilter_fast import reference
 
 pa = pytest.importorskip("pyarrow", reason="the arrow extra (pyarrow) is not installed")
 
@@ -269,6 +270,42 @@ def assert_encoded_decides_as_plain(include, exclude, rows, sort, names_too, thr
     encoded_names = encode(names, 1) if names_too else pa.array(names, pa.string())
     got = fast.static_mask_arrow(encode(servers, 0), encoded_names, threads=threads).to_pylist()
     assert got == plain == want
+
+
+#: Short names of few letters, and globs for every server over them: most
+#: answers depend on the name alone, and names cut elsewhere differ in them.
+short_name = st.text("abx_", min_size=1, max_size=4)
+every_server_glob = st.one_of(short_name.map("*/{}*".format), short_name.map("*/*{}".format), short_name)
+
+
+@settings(max_examples=EQUIVALENCE_EXAMPLES // 10)
+@given(
+    st.lists(every_server_glob, min_size=1, max_size=4), st.lists(every_server_glob, max_size=4),
+    st.lists(st.lists(short_name, min_size=1, max_size=6, unique=True), min_size=1, max_size=4),
+    st.lists(st.integers(0, 5), min_size=1, max_size=60), st.sampled_from([1, 2, None]),
+)
+def test_one_filter_over_many_name_dictionaries(include, exclude, dictionaries, keys, threads):
+    """One filter decides batch after batch of dictionary-encoded names, each
+    dictionary met once or again, or its bytes cut elsewhere (what the filter
+    kept of a dictionary before is used only for the same names): every batch
+    answers as the pure-Python reference does."""
+    fast, _ = build(toolfilter_fast, include, exclude)
+    ref, _ = build(reference, include, exclude)
+    if fast is None or ref is None:
+        return
+    # Each dictionary, then it again, then its bytes cut one letter later.
+    batches = []
+    for values in dictionaries:
+        joined = "".join(values)
+        cut = [joined[:len(values[0]) + 1], joined[len(values[0]) + 1:]] if len(values) > 1 else values
+        batches += [values, values, [v for v in cut if v] or values, values]
+    for values in batches:
+        row_keys = [k % len(values) for k in keys]
+        names = pa.DictionaryArray.from_arrays(pa.array(row_keys, pa.int32()), pa.array(values, pa.string()))
+        servers = [SERVER_POOL[k % len(SERVER_POOL)] for k in keys]
+        got = fast.static_mask_arrow(pa.array(servers, pa.string()), names, threads=threads).to_pylist()
+        want = ref.static_mask_columns(servers, [values[k] for k in row_keys])
+        assert got == want, (values, servers)
 
 
 def test_dictionary_encode_chunked_and_sorted_catalogs():
