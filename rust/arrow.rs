@@ -29,7 +29,7 @@ use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 
 use crate::arrow_import::keys_below;
-use crate::filter::{block_len, threads_for, Decider, Outcome, StaticFilter};
+use crate::filter::{block_len, threads_for, Ahead, Decider, Outcome, StaticFilter};
 use crate::memo::{with_shared, ListAnswers};
 
 /// Which column an issue is about.
@@ -949,7 +949,7 @@ trait ServerIds<'a> {
 /// The names of a clean run of rows (see [`decide_checked`]).
 trait Names<'a> {
     /// A hint that row `k` is decided soon.
-    fn prefetch(&self, k: usize, decider: &Decider<'_>);
+    fn prefetch(&mut self, k: usize, decider: &Decider<'_>);
     /// Row `k`'s outcome (row `row` of the column), its server's plan `plan`.
     fn decide(&mut self, k: usize, decider: &mut Decider<'_>, plan: u32, server: &[u8], row: usize)
         -> Result<Outcome, ArrowIssue>;
@@ -1070,18 +1070,20 @@ impl<'a> ServerIds<'a> for RunIds<'_, 'a> {
 }
 
 /// A plain name column: each name is read straight from its offsets, and
-/// fetched for the memo [`AHEAD`](crate::memo::AHEAD) rows before.
+/// fetched for the memo [`AHEAD`](crate::memo::AHEAD) rows before (its hash
+/// kept for its turn).
 struct PlainNames<'a, O> {
     offsets: &'a [O],
     values: &'a [u8],
     at: usize,
+    ahead: Ahead,
 }
 
 impl<'a, O: Copy + TryInto<usize>> Names<'a> for PlainNames<'a, O> {
     #[inline]
-    fn prefetch(&self, k: usize, decider: &Decider<'_>) {
+    fn prefetch(&mut self, k: usize, decider: &Decider<'_>) {
         if let Some(name) = span(self.offsets, self.values, self.at + k) {
-            decider.prefetch(name);
+            self.ahead.fetch(decider, k, name);
         }
     }
 
@@ -1089,7 +1091,7 @@ impl<'a, O: Copy + TryInto<usize>> Names<'a> for PlainNames<'a, O> {
     fn decide(&mut self, k: usize, decider: &mut Decider<'_>, plan: u32, server: &[u8], row: usize)
         -> Result<Outcome, ArrowIssue> {
         let name = span(self.offsets, self.values, self.at + k).ok_or(ArrowIssue::Malformed(Column::Names, row))?;
-        Ok(decider.decide_planned(plan, server, name, 0))
+        Ok(decider.decide_planned_hashed(plan, server, name, 0, self.ahead.hash(k)))
     }
 }
 
@@ -1105,7 +1107,7 @@ struct DictionaryNames<'r, 'a> {
 
 impl<'a> Names<'a> for DictionaryNames<'_, 'a> {
     #[inline]
-    fn prefetch(&self, _: usize, _: &Decider<'_>) {}
+    fn prefetch(&mut self, _: usize, _: &Decider<'_>) {}
 
     #[inline]
     fn decide(&mut self, k: usize, decider: &mut Decider<'_>, plan: u32, server: &[u8], row: usize)
@@ -1140,8 +1142,8 @@ fn decide_checked<'a, I: ServerIds<'a>>(
     out: &mut [Outcome],
 ) -> Result<(), ArrowIssue> {
     match &n.strings {
-        &Strings::Small(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na }, first, out),
-        &Strings::Large(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na }, first, out),
+        &Strings::Small(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na, ahead: Ahead::default() }, first, out),
+        &Strings::Large(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na, ahead: Ahead::default() }, first, out),
         Strings::Dictionary(keys, values) => decide_each(plans, ids, DictionaryNames { keys, values, at: na, answers }, first, out),
         // Not reached: the caller sends only the layouts above.
         _ => Err(ArrowIssue::Malformed(Column::Names, first)),

@@ -970,6 +970,27 @@ impl Drop for Decider<'_> {
     }
 }
 
+/// The hashes [`Decider::prefetch`] found for the names of the next tools
+/// of a loop, kept for their turn so that a name is hashed once: tool `k`'s
+/// is fetched [`AHEAD`](crate::memo::AHEAD) tools before, and the table is
+/// twice that long, so it is not written over before its turn.
+#[derive(Default)]
+pub struct Ahead([Option<u64>; 2 * crate::memo::AHEAD]);
+
+impl Ahead {
+    /// Fetches tool `k`'s name for `decider`, keeping its hash.
+    #[inline]
+    pub fn fetch(&mut self, decider: &Decider<'_>, k: usize, name: &[u8]) {
+        self.0[k % (2 * crate::memo::AHEAD)] = decider.prefetch(name);
+    }
+
+    /// The hash fetched for tool `k` (None: not fetched, or not probed).
+    #[inline]
+    pub fn hash(&self, k: usize) -> Option<u64> {
+        self.0[k % (2 * crate::memo::AHEAD)]
+    }
+}
+
 impl<'f> Decider<'f> {
     pub fn new(filter: &'f StaticFilter) -> Self {
         Decider {
@@ -1018,7 +1039,14 @@ impl<'f> Decider<'f> {
     /// with the same `server`).
     #[inline]
     pub fn decide_planned(&mut self, plan: u32, server: &[u8], tool: &[u8], hints: u8) -> Outcome {
-        self.decide_kept(plan, server, tool, hints, None)
+        self.decide_kept(plan, server, tool, hints, None, None)
+    }
+
+    /// [`decide_planned`](Self::decide_planned) with the hash that
+    /// [`prefetch`](Self::prefetch) gave for `tool` (None: none given).
+    #[inline]
+    pub fn decide_planned_hashed(&mut self, plan: u32, server: &[u8], tool: &[u8], hints: u8, hashed: Option<u64>) -> Outcome {
+        self.decide_kept(plan, server, tool, hints, None, hashed)
     }
 
     /// [`decide_planned`](Self::decide_planned) of a tool whose name's
@@ -1028,11 +1056,11 @@ impl<'f> Decider<'f> {
     /// call leaves it (see [`Keep`]).
     #[inline]
     pub fn decide_planned_keyed(&mut self, plan: u32, server: &[u8], tool: &[u8], hints: u8, slot: &mut u8) -> Outcome {
-        self.decide_kept(plan, server, tool, hints, Some(slot))
+        self.decide_kept(plan, server, tool, hints, Some(slot), None)
     }
 
     #[inline]
-    fn decide_kept(&mut self, plan: u32, server: &[u8], tool: &[u8], hints: u8, slot: Option<&mut u8>) -> Outcome {
+    fn decide_kept(&mut self, plan: u32, server: &[u8], tool: &[u8], hints: u8, slot: Option<&mut u8>, hashed: Option<u64>) -> Outcome {
         let filter = self.filter;
         if self.decided < CUTS_AFTER {
             if self.decided == 0 {
@@ -1049,7 +1077,7 @@ impl<'f> Decider<'f> {
         };
         let keep = match slot {
             Some(slot) => Keep::Byte(slot),
-            None => Keep::Memo(&mut self.memo),
+            None => Keep::Memo(&mut self.memo, hashed),
         };
         let order = self.order.next();
         let bits = filter.judge(plan, server, tool, hints, &mut self.scratch, !filter.include_open, Some((keep, &mut self.cuts, order)));
@@ -1060,10 +1088,12 @@ impl<'f> Decider<'f> {
     }
 
     /// A hint that `tool` is decided soon (a few tools ahead): its kept
-    /// answers are fetched meanwhile.
+    /// answers are fetched meanwhile. The name's hash, when the memo is
+    /// probed, for [`decide_planned_hashed`](Self::decide_planned_hashed)
+    /// (see [`Ahead`]).
     #[inline]
-    pub fn prefetch(&self, tool: &[u8]) {
-        self.memo.prefetch(tool);
+    pub fn prefetch(&self, tool: &[u8]) -> Option<u64> {
+        self.memo.prefetch(tool)
     }
 
     /// Decides one tool.

@@ -171,6 +171,13 @@ impl NameMemo {
     /// nothing); `None` when the name is too long or the memo is resting.
     #[inline]
     pub fn probe(&mut self, name: &[u8]) -> Option<(Place, u8)> {
+        self.probe_hashed(name, None)
+    }
+
+    /// [`probe`](Self::probe) with the name's hash, if [`prefetch`](Self::prefetch)
+    /// gave it for this name (None: found here).
+    #[inline]
+    pub fn probe_hashed(&mut self, name: &[u8], hashed: Option<u64>) -> Option<(Place, u8)> {
         if name.len() > MAX_NAME {
             return None;
         }
@@ -188,7 +195,7 @@ impl NameMemo {
             self.review();
         }
         let w = words(name);
-        let h = hash_of(&w, name.len());
+        let h = hashed.unwrap_or_else(|| hash_of(&w, name.len()));
         let at = (h as usize) & (self.sets.len() - 1);
         let Set([first, second]) = &mut self.sets[at];
         let hash = (h >> 32) as u32;
@@ -220,12 +227,13 @@ impl NameMemo {
     /// read: a table of some thousands of slots is not in the nearest
     /// caches, and a batch knows its next names a few tools ahead.
     #[inline]
-    pub fn prefetch(&self, name: &[u8]) {
+    pub fn prefetch(&self, name: &[u8]) -> Option<u64> {
         if name.len() > MAX_NAME || self.resting > 0 || self.sets.is_empty() {
-            return;
+            return None;
         }
-        let at = (hash_of(&words(name), name.len()) as usize) & (self.sets.len() - 1);
-        prefetch(std::ptr::from_ref(&self.sets[at]).cast());
+        let h = hash_of(&words(name), name.len());
+        prefetch(std::ptr::from_ref(&self.sets[(h as usize) & (self.sets.len() - 1)]).cast());
+        Some(h)
     }
 
     /// At the end of a window: a table whose misses pushed out names in more
@@ -314,7 +322,8 @@ impl NameMemo {
 /// name, so the answers are kept for every name, of any length, without a
 /// hash or a comparison, and never dropped for another name.
 pub enum Keep<'a> {
-    Memo(&'a mut NameMemo),
+    /// The memo, and the name's hash if known.
+    Memo(&'a mut NameMemo, Option<u64>),
     Byte(&'a mut u8),
 }
 
@@ -331,7 +340,7 @@ impl<'a> Keep<'a> {
     #[inline]
     pub fn find(self, name: &[u8]) -> Option<Kept<'a>> {
         match self {
-            Keep::Memo(memo) => memo.probe(name).map(|(place, known)| Kept::Slot(memo, place, known)),
+            Keep::Memo(memo, hashed) => memo.probe_hashed(name, hashed).map(|(place, known)| Kept::Slot(memo, place, known)),
             Keep::Byte(known) => Some(Kept::Byte(known)),
         }
     }
@@ -636,6 +645,22 @@ mod tests {
             }
             assert!(memo.slots() > 4 * FIRST_SLOTS, "the table grew");
         }
+    }
+
+    /// A hash given with a name that is not its own (a caller's slip) costs
+    /// a miss, never another name's answer: the name is compared in full.
+    #[test]
+    fn a_hash_given_is_a_hint_only() {
+        let mut memo = NameMemo::default();
+        let (a, b) = (&b"create_issue"[..], &b"delete_repo"[..]);
+        let hash_of_a = hash_of(&words(a), a.len());
+        let (place, _) = memo.probe(a).unwrap();
+        memo.record(place, Answer::Exclude, true);
+        let (place, known) = memo.probe_hashed(b, Some(hash_of_a)).unwrap();
+        assert_eq!(known, 0, "b is not a");
+        memo.record(place, Answer::Exclude, false);
+        assert_eq!(NameMemo::read(memo.probe(a).unwrap().1, Answer::Exclude), Some(true));
+        assert_eq!(NameMemo::read(memo.probe_hashed(a, Some(hash_of_a)).unwrap().1, Answer::Exclude), Some(true));
     }
 
     /// Growing keeps every name, and what was recorded of it.

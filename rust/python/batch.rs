@@ -21,7 +21,7 @@ use pyo3::types::{PyBool, PyInt, PyList, PyString, PyTuple};
 
 use super::{as_str, type_name};
 use super::inplace::{prefetch_object, string_bytes, tuple_item, Quiet, ToolLayout};
-use crate::filter::{block_len, threads_for, Decider, Needs, Outcome, StaticFilter, BLOCK};
+use crate::filter::{block_len, threads_for, Ahead, Decider, Needs, Outcome, StaticFilter, BLOCK};
 
 /// How many items ahead of the one being read a batch prefetches a tool's name.
 const PREFETCH_AHEAD: usize = 16;
@@ -446,15 +446,22 @@ impl<'f> Worker<'f> {
     fn run(&mut self, block: &Block, out: &mut [Outcome]) {
         self.plan_block(block);
         let Block { bytes, items, .. } = block;
+        let name = |i: usize| items.get(i).map(|item| &bytes[item.name.0..item.name.1]);
+        let mut ahead = Ahead::default();
+        for k in 0..crate::memo::AHEAD {
+            if let Some(name) = name(k) {
+                ahead.fetch(&self.decider, k, name);
+            }
+        }
         for (i, (item, slot)) in items.iter().zip(out).enumerate() {
-            if let Some(ahead) = items.get(i + crate::memo::AHEAD) {
-                self.decider.prefetch(&bytes[ahead.name.0..ahead.name.1]);
+            if let Some(next) = name(i + crate::memo::AHEAD) {
+                ahead.fetch(&self.decider, i + crate::memo::AHEAD, next);
             }
             let (server, plan) = match self.plans.get(item.server as usize) {
                 Some(&(plan, (a, b))) => (&bytes[a..b], plan),
                 None => (&[][..], 0),
             };
-            *slot = self.decider.decide_planned(plan, server, &bytes[item.name.0..item.name.1], item.hints);
+            *slot = self.decider.decide_planned_hashed(plan, server, &bytes[item.name.0..item.name.1], item.hints, ahead.hash(i));
         }
     }
 }
