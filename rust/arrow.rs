@@ -525,10 +525,8 @@ impl<'c, 'a> NameLists<'c, 'a> {
                 Some(&(_, at, _)) => at,
                 None => {
                     let answers = match list {
-                        Some((bytes, ends, _)) if ListAnswers::size_of(bytes, &ends) <= crate::filter::MAX_KEPT_LIST => {
-                            filter.kept_list(|kept| kept.is_of(bytes, &ends)).unwrap_or_else(|| ListAnswers::new(bytes, ends))
-                        }
-                        _ => ListAnswers::unkept(values.len),
+                        Some((bytes, ends, _)) => filter.list_answers(bytes, ends),
+                        None => ListAnswers::unkept(values.len),
                     };
                     lists.answers.push(answers);
                     lists.answers.len() - 1

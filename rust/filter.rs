@@ -285,7 +285,7 @@ fn kept_lists() -> KeptLists {
 }
 
 const KEPT_LISTS: usize = 4;
-pub const MAX_KEPT_LIST: usize = 8 << 20;
+const MAX_KEPT_LIST: usize = 8 << 20;
 const MAX_KEPT_LISTS: usize = 16 << 20;
 
 /// How many tools a filter's batches decided, up to about [`CUTS_AFTER`]
@@ -518,10 +518,16 @@ impl StaticFilter {
         self.include.every_server_group().is_some() || self.exclude.every_server_group().is_some()
     }
 
-    /// The answers a batch before kept of a name list that `is` takes,
-    /// if any (and they are kept no more).
-    pub fn kept_list(&self, is: impl Fn(&ListAnswers) -> bool) -> Option<ListAnswers> {
-        self.kept_lists.take_if(is)
+    /// The answers of the name list `bytes` and `ends` (see
+    /// [`ListAnswers::new`]) for a batch: those a batch before kept of the
+    /// same names (and they are kept no more), else new ones with a copy of
+    /// the names; not kept past the batch (no copy made) for a list larger
+    /// than [`MAX_KEPT_LIST`].
+    pub fn list_answers(&self, bytes: &[u8], ends: Vec<usize>) -> ListAnswers {
+        if ListAnswers::size_of(bytes, &ends) > MAX_KEPT_LIST {
+            return ListAnswers::unkept(ends.len());
+        }
+        self.kept_lists.take_if(|kept| kept.is_of(bytes, &ends)).unwrap_or_else(|| ListAnswers::new(bytes, ends))
     }
 
     /// Keeps a name list's answers for the next batch (if they may be kept).
