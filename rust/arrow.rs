@@ -212,7 +212,28 @@ struct Chunk<'a> {
     /// checked whole at once. A plain chunk's rows are checked a run at a
     /// time, by the thread that decides them ([`clean`](Self::clean)).
     checked: bool,
+    /// For a chunk of views, what its data buffers are each as a whole, if
+    /// they hold not many more bytes than its rows could name (see
+    /// [`VIEW_BYTES_A_ROW`]; else `Unchecked`).
+    views_data: ViewData,
 }
+
+/// What the data buffers of a chunk of views were found to be.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ViewData {
+    /// Not checked (or not views): each view's bytes are checked.
+    Unchecked,
+    /// UTF-8: a view is UTF-8 if it starts and ends on a character boundary.
+    Utf8,
+    /// ASCII: a view is UTF-8 wherever it lies.
+    Ascii,
+}
+
+/// A chunk of views has its data buffers checked whole only if they hold at
+/// most this many bytes a row (and [`VIEW_BYTES_AT_LEAST`]): a few rows
+/// sliced from a large array share its buffers, which are not read for them.
+const VIEW_BYTES_A_ROW: usize = 256;
+const VIEW_BYTES_AT_LEAST: usize = 1 << 16;
 
 /// Whether the offsets of a chunk without nulls go forwards inside `values`
 /// and the bytes they span are UTF-8 value by value: the span of all the
@@ -283,7 +304,23 @@ impl<'a> Chunk<'a> {
                         && ends.run_of(offset + array.len().saturating_sub(1)) < values.len.min(ends.len())
                 }
             };
-        Ok(Chunk { strings, nulls, len: array.len(), checked })
+        let views_data = match strings {
+            Strings::Views(views) => {
+                let buffers = views.data_buffers();
+                let bytes: usize = buffers.iter().map(|b| b.len()).sum();
+                if bytes > VIEW_BYTES_A_ROW.saturating_mul(array.len()).max(VIEW_BYTES_AT_LEAST) {
+                    ViewData::Unchecked
+                } else if buffers.iter().all(|b| b.as_slice().is_ascii()) {
+                    ViewData::Ascii
+                } else if buffers.iter().all(|b| is_utf8(b.as_slice())) {
+                    ViewData::Utf8
+                } else {
+                    ViewData::Unchecked
+                }
+            }
+            _ => ViewData::Unchecked,
+        };
+        Ok(Chunk { strings, nulls, len: array.len(), checked, views_data })
     }
 
     /// Whether rows `start..start + len` are clean: none null, their offsets
@@ -299,7 +336,7 @@ impl<'a> Chunk<'a> {
         match self.strings {
             Strings::Small(offsets, values) => offsets.get(start..=start + len).is_some_and(|o| all_utf8(o, values)),
             Strings::Large(offsets, values) => offsets.get(start..=start + len).is_some_and(|o| all_utf8(o, values)),
-            Strings::Views(_) => false,
+            Strings::Views(array) => start.checked_add(len).is_some_and(|end| views_clean(array, start, end, self.views_data)),
             Strings::Dictionary(..) | Strings::Runs(..) => self.checked,
         }
     }
@@ -325,6 +362,34 @@ impl<'a> Chunk<'a> {
         };
         Some(Some(bytes))
     }
+}
+
+/// Whether views `start..end` of a chunk without nulls each stand for bytes
+/// inside the array's buffers, and UTF-8, checked view by view (views share
+/// no offsets whose order would vouch for them). With every data buffer
+/// UTF-8 as a whole (`data`), a view into one is UTF-8 when neither its
+/// first byte nor the byte after its last continues a character (with
+/// every one ASCII, wherever it lies); the at most twelve bytes of a view
+/// held inline are checked as they are.
+fn views_clean(array: &StringViewArray, start: usize, end: usize, data: ViewData) -> bool {
+    if end > array.len() {
+        return false;
+    }
+    let views = array.views();
+    let buffers = array.data_buffers();
+    let continues = |b: Option<&u8>| b.is_some_and(|&b| (0x80..0xC0).contains(&b));
+    (start..end).all(|i| {
+        let Some(&view) = views.get(i) else { return false };
+        let len = view as u32 as usize;
+        if len <= 12 || data == ViewData::Unchecked {
+            return view_bytes(array, i).is_some_and(|bytes| bytes.is_ascii() || is_utf8(bytes));
+        }
+        let (buffer, offset) = ((view >> 64) as u32 as usize, (view >> 96) as u32 as usize);
+        let Some(bytes) = buffers.get(buffer).map(|b| b.as_slice()) else { return false };
+        offset.checked_add(len).is_some_and(|stop| {
+            stop <= bytes.len() && (data == ViewData::Ascii || (!continues(bytes.get(offset)) && !continues(bytes.get(stop))))
+        })
+    })
 }
 
 /// The bytes a view stands for: up to twelve inline (in the views buffer
@@ -768,11 +833,10 @@ fn decide_rows<'a>(
             return Ok(());
         }
         // Two clean runs (no row can be null or malformed), the
-        // names plain or dictionary-encoded and the server ids plain,
-        // dictionary- or run-end-encoded: a loop of their own, with no
-        // per-row test of encodings, nulls or UTF-8.
-        // (A run of views is never clean.)
-        let checked_names = matches!(n.strings, Strings::Small(..) | Strings::Large(..) | Strings::Dictionary(..));
+        // names plain, views or dictionary-encoded and the server ids plain,
+        // views, dictionary- or run-end-encoded: a loop of their own, with
+        // no per-row test of encodings, nulls or UTF-8.
+        let checked_names = matches!(n.strings, Strings::Small(..) | Strings::Large(..) | Strings::Views(_) | Strings::Dictionary(..));
         if constant.is_none() && s_clean && n_clean && checked_names {
             let plans = Plans { decider, interner, plans };
             let names = (n, na, list);
@@ -792,8 +856,7 @@ fn decide_rows<'a>(
                     let ids = RunIds { ends, values, at: offset + sa, by_key, hint: run_hint };
                     decide_checked(plans, ids, names, first, out)
                 }
-                // Not reached: a run of views is never clean.
-                Strings::Views(_) => Err(malformed(Column::ServerIds, first)),
+                &Strings::Views(array) => decide_checked(plans, ViewIds { array, at: sa, previous }, names, first, out),
             };
         }
         let keyed_names = matches!(n.strings, Strings::Dictionary(..) | Strings::Runs(..));
@@ -802,11 +865,13 @@ fn decide_rows<'a>(
         // taken from here at its turn (a bad row there is reported then).
         const AHEAD: usize = crate::memo::AHEAD;
         let mut ahead: [Option<Option<&[u8]>>; AHEAD] = [None; AHEAD];
+        // Their hashes, found by the fetch, for their turn.
+        let mut hashes = Ahead::default();
         if !keyed_names {
             for (k, slot) in ahead.iter_mut().enumerate().take(len) {
                 *slot = n.get(na + k);
                 if let Some(Some(name)) = *slot {
-                    decider.prefetch(name);
+                    hashes.fetch(decider, k, name);
                 }
             }
         }
@@ -819,7 +884,7 @@ fn decide_rows<'a>(
                 if k + AHEAD < len {
                     let next = n.get(na + k + AHEAD);
                     if let Some(Some(name)) = next {
-                        decider.prefetch(name);
+                        hashes.fetch(decider, k + AHEAD, name);
                     }
                     ahead[k % AHEAD] = next;
                 }
@@ -887,7 +952,7 @@ fn decide_rows<'a>(
                     Some(kept) => with_shared(kept, |known| decider.decide_planned_keyed(plan, server, name, 0, known)),
                     None => decider.decide_planned(plan, server, name, 0),
                 },
-                (None, None) => decider.decide_planned(plan, server, name, 0),
+                (None, None) => decider.decide_planned_hashed(plan, server, name, 0, hashes.hash(k)),
             };
         }
         Ok(())
@@ -974,15 +1039,43 @@ impl<'a, O: Copy + TryInto<usize>> ServerIds<'a> for PlainIds<'_, 'a, O> {
     #[inline]
     fn at(&mut self, k: usize, plans: &mut Plans<'_, '_>, row: usize) -> Result<(&'a [u8], u32, usize), ArrowIssue> {
         let server = span(self.offsets, self.values, self.at + k).ok_or(ArrowIssue::Malformed(Column::ServerIds, row))?;
-        let plan = match *self.previous {
-            Some((bytes, plan)) if bytes == server => plan,
-            _ => {
-                let plan = plan_of(plans.decider, plans.interner, plans.plans, server, true, row)?;
-                *self.previous = Some((server, plan));
-                plan
-            }
-        };
-        Ok((server, plan, k + 1))
+        Ok((server, previous_or_resolved(self.previous, server, plans, row)?, k + 1))
+    }
+}
+
+/// The plan of a plain or view server id `server` of row `row`: the
+/// previous row's, if its id was the same, else resolved (and kept as the
+/// previous).
+#[inline]
+fn previous_or_resolved<'a>(
+    previous: &mut Option<(&'a [u8], u32)>,
+    server: &'a [u8],
+    plans: &mut Plans<'_, '_>,
+    row: usize,
+) -> Result<u32, ArrowIssue> {
+    match *previous {
+        Some((bytes, plan)) if bytes == server => Ok(plan),
+        _ => {
+            let plan = plan_of(plans.decider, plans.interner, plans.plans, server, true, row)?;
+            *previous = Some((server, plan));
+            Ok(plan)
+        }
+    }
+}
+
+/// A server column of string views (as a plain one: a row whose id is the
+/// previous row's takes its plan without a lookup).
+struct ViewIds<'r, 'a> {
+    array: &'a StringViewArray,
+    at: usize,
+    previous: &'r mut Option<(&'a [u8], u32)>,
+}
+
+impl<'a> ServerIds<'a> for ViewIds<'_, 'a> {
+    #[inline]
+    fn at(&mut self, k: usize, plans: &mut Plans<'_, '_>, row: usize) -> Result<(&'a [u8], u32, usize), ArrowIssue> {
+        let server = view_bytes(self.array, self.at + k).ok_or(ArrowIssue::Malformed(Column::ServerIds, row))?;
+        Ok((server, previous_or_resolved(self.previous, server, plans, row)?, k + 1))
     }
 }
 
@@ -1093,6 +1186,30 @@ impl<'a, O: Copy + TryInto<usize>> Names<'a> for PlainNames<'a, O> {
     }
 }
 
+/// A name column of string views: read through each row's view, and
+/// fetched for the memo ahead as a plain column's.
+struct ViewNames<'a> {
+    array: &'a StringViewArray,
+    at: usize,
+    ahead: Ahead,
+}
+
+impl<'a> Names<'a> for ViewNames<'a> {
+    #[inline]
+    fn prefetch(&mut self, k: usize, decider: &Decider<'_>) {
+        if let Some(name) = view_bytes(self.array, self.at + k) {
+            self.ahead.fetch(decider, k, name);
+        }
+    }
+
+    #[inline]
+    fn decide(&mut self, k: usize, decider: &mut Decider<'_>, plan: u32, server: &[u8], row: usize)
+        -> Result<Outcome, ArrowIssue> {
+        let name = view_bytes(self.array, self.at + k).ok_or(ArrowIssue::Malformed(Column::Names, row))?;
+        Ok(decider.decide_planned_hashed(plan, server, name, 0, self.ahead.hash(k)))
+    }
+}
+
 /// A dictionary-encoded name column: each value's every-server answers
 /// are kept in a byte by its key, in place of the memo (shared by the
 /// threads; None: not kept, see [`NameLists`]).
@@ -1142,6 +1259,7 @@ fn decide_checked<'a, I: ServerIds<'a>>(
     match &n.strings {
         &Strings::Small(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na, ahead: Ahead::default() }, first, out),
         &Strings::Large(offsets, values) => decide_each(plans, ids, PlainNames { offsets, values, at: na, ahead: Ahead::default() }, first, out),
+        &Strings::Views(array) => decide_each(plans, ids, ViewNames { array, at: na, ahead: Ahead::default() }, first, out),
         Strings::Dictionary(keys, values) => decide_each(plans, ids, DictionaryNames { keys, values, at: na, answers }, first, out),
         // Not reached: the caller sends only the layouts above.
         _ => Err(ArrowIssue::Malformed(Column::Names, first)),
@@ -1343,26 +1461,28 @@ mod tests {
     #[test]
     fn plain_columns_decide_as_the_general_loop() {
         let f = filter(&["s1*/*", "*/read_*", "*k3*", "a*b", "\u{130}*"], &["s2*/Delete*", "*/*_V2", "*\u{212a}*", "x.*"]);
-        let words = ["read_a", "Delete-b", "y_v2", "k3", "ak3b", "\u{130}x", "\u{212a}", "X-y", "", "a/b:c*", "\0"];
+        // Some longer than the twelve bytes a view holds inline.
+        let words = ["read_a", "Delete-b", "y_v2", "k3", "ak3b", "\u{130}x", "\u{212a}", "X-y", "", "a/b:c*", "\0", "read_a_longer_name", "\u{212a}elvin-and-more_V2", "a_long_k3_name_b"];
         let rows: Vec<(String, String)> = (0..9_000)
             .map(|i| (format!("s{}", (i / 3) % 40), format!("{}{}", words[i % words.len()], if i % 5 == 0 { format!("_{}", i % 97) } else { String::new() })))
             .collect();
         let want: Vec<Outcome> = rows.iter().map(|(s, n)| scalar(&f, Some(s), Some(n))).collect();
-        let column = |values: Vec<&str>, large: bool, null: bool| -> ArrayRef {
+        // Layout 0 plain, 1 large, 2 string views.
+        let column = |values: Vec<&str>, layout: u8, null: bool| -> ArrayRef {
             let mut values: Vec<Option<&str>> = values.into_iter().map(Some).collect();
             if null {
                 values.push(None);
             }
-            if large {
-                Arc::new(LargeStringArray::from(values))
-            } else {
-                Arc::new(StringArray::from(values))
+            match layout {
+                0 => Arc::new(StringArray::from(values)),
+                1 => Arc::new(LargeStringArray::from(values)),
+                _ => Arc::new(StringViewArray::from(values)),
             }
         };
         let server_ids = || rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>();
         let tool_names = || rows.iter().map(|r| r.1.as_str()).collect::<Vec<_>>();
         let n = rows.len();
-        for (large_servers, large_names) in [(false, false), (true, true), (false, true), (true, false)] {
+        for (large_servers, large_names) in [(0, 0), (1, 1), (0, 1), (1, 0), (2, 2), (0, 2), (2, 1)] {
             let (servers, names) = (column(server_ids(), large_servers, false), column(tool_names(), large_names, false));
             let (general_servers, general_names) =
                 (column(server_ids(), large_servers, true), column(tool_names(), large_names, true));

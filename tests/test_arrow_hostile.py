@@ -249,6 +249,26 @@ def test_a_null_count_that_hides_pyarrows_nulls_is_refused():
         exported.release()
 
 
+@pytest.mark.parametrize("as_server", [False, True])
+def test_views_that_cut_a_character_are_not_utf8(as_server):
+    """Long views into a data buffer that is UTF-8 as a whole, one starting
+    and one ending inside a two-byte character: the views' bytes are checked
+    by their ends against the buffer checked whole, and each is refused by
+    its row, as a view of bytes that are not UTF-8 anywhere is."""
+    data = "\u00e9".encode() * 20
+    good = view(data[0:14], offset=0)
+    for row, cut in ((1, view(data[1:15], offset=1)), (2, view(data[0:15], offset=0))):
+        rows = [good, cut] if row == 1 else [good, good, cut]
+        raw = views(*rows, data=data)
+        args = (raw, servers(len(rows))) if as_server else (servers(len(rows)), raw)
+        which = "server_ids" if as_server else "names"
+        with pytest.raises(ValueError, match=rf"{which}\[{row}\] is not valid UTF-8"):
+            F.static_mask_arrow(*args)
+    whole = views(good, view(data[2:16], offset=2), data=data)
+    args = (whole, servers(2)) if as_server else (servers(2), whole)
+    assert F.static_mask_arrow(*args).to_pylist() == [True, True]
+
+
 @pytest.mark.parametrize("layout", ["string", "large_string", "string_view"])
 def test_the_hand_built_columns_are_read_as_pyarrow_reads_them(layout):
     values = [None, "read", "", "ΣΑΣ", LONG.decode(), None, "drop_it", "x" * 40]
