@@ -328,7 +328,8 @@ impl<'a> Chunk<'a> {
     /// malformed and none is checked again. A plain chunk's are checked
     /// here, when a thread comes to decide them (in parallel, and just
     /// before their bytes are read again); an encoded chunk's were checked
-    /// whole ([`checked`](Self::checked)); views are checked row by row.
+    /// whole ([`checked`](Self::checked)); a chunk of views' view by view,
+    /// against its data buffers checked whole ([`views_clean`]).
     fn clean(&self, start: usize, len: usize) -> bool {
         if self.nulls.is_some() {
             return false;
@@ -791,7 +792,7 @@ impl<'f> RowState<'f, '_> {
 /// the thread that decides it ([`Chunk::clean`]: in parallel, and while its
 /// bytes are in the nearer caches for the reading after). A clean run of
 /// the layouts most columns have takes a loop of its own
-/// ([`decide_checked`]); any other row (null, a view, a run that is not
+/// ([`decide_checked`]); any other row (null, or in a run that is not
 /// clean) the general loop, which checks each row as it reads it and names
 /// the first bad one.
 fn decide_rows<'a>(
@@ -1245,8 +1246,8 @@ type NameChunk<'r, 'a> = (&'r Chunk<'a>, usize, Option<&'r ListAnswers>);
 /// offsets in order and inside the values, keys and runs inside their
 /// values, UTF-8), so that no row can be null or malformed and none is
 /// checked again; the
-/// server ids plain, dictionary- or run-end-encoded (`ids`), the names
-/// plain or dictionary-encoded. It decides as [`decide_rows`]' general
+/// server ids plain, views, dictionary- or run-end-encoded (`ids`), the
+/// names plain, views or dictionary-encoded. It decides as [`decide_rows`]' general
 /// loop does (the Rust tests `plain_columns_decide_as_the_general_loop`
 /// and `checked_encodings_decide_as_the_general_loop`).
 fn decide_checked<'a, I: ServerIds<'a>>(
