@@ -381,11 +381,9 @@ fn views_clean(array: &StringViewArray, start: usize, end: usize, data: ViewData
     let continues = |b: Option<&u8>| b.is_some_and(|&b| (0x80..0xC0).contains(&b));
     (start..end).all(|i| {
         let Some(&view) = views.get(i) else { return false };
-        let len = view as u32 as usize;
-        if len <= 12 || data == ViewData::Unchecked {
+        let (Some((buffer, offset, len)), false) = (in_buffer(view), data == ViewData::Unchecked) else {
             return view_bytes(array, i).is_some_and(|bytes| bytes.is_ascii() || is_utf8(bytes));
-        }
-        let (buffer, offset) = ((view >> 64) as u32 as usize, (view >> 96) as u32 as usize);
+        };
         let Some(bytes) = buffers.get(buffer).map(|b| b.as_slice()) else { return false };
         offset.checked_add(len).is_some_and(|stop| {
             stop <= bytes.len() && (data == ViewData::Ascii || (!continues(bytes.get(offset)) && !continues(bytes.get(stop))))
@@ -400,14 +398,19 @@ fn views_clean(array: &StringViewArray, start: usize, end: usize, data: ViewData
 fn view_bytes(array: &StringViewArray, i: usize) -> Option<&[u8]> {
     let views = array.views();
     let view = *views.get(i)?;
-    let len = view as u32 as usize;
-    if len <= 12 {
+    let Some((buffer, offset, len)) = in_buffer(view) else {
         let at = i * 16 + 4;
-        return views.inner().as_slice().get(at..at + len);
-    }
-    let buffer = (view >> 64) as u32 as usize;
-    let offset = (view >> 96) as u32 as usize;
+        return views.inner().as_slice().get(at..at + view as u32 as usize);
+    };
     array.data_buffers().get(buffer)?.as_slice().get(offset..offset.checked_add(len)?)
+}
+
+/// Where a view's bytes lie when they are not inline (longer than twelve):
+/// its data buffer, the offset in it, and the length.
+#[inline]
+fn in_buffer(view: u128) -> Option<(usize, usize, usize)> {
+    let len = view as u32 as usize;
+    (len > 12).then_some(((view >> 64) as u32 as usize, (view >> 96) as u32 as usize, len))
 }
 
 /// A column: its chunks, and the row each starts at.
