@@ -52,6 +52,14 @@ const CROWDED: u32 = 32;
 const POOR: u32 = 16;
 /// ...for this many names, after which it is tried for another window.
 const REST: u32 = 15 * WINDOW;
+/// Probes between the reviews of a window: a table is grown as soon as its
+/// pushes are more than its whole window allows, not at the window's end
+/// (which in a table of a few thousand slots is some batches of ten
+/// thousand tools away, each paying the misses of a table too small).
+const CHECK: u32 = 1 << 10;
+/// Slots a table grows to per name its window missed: at two slots a set,
+/// the names then average a quarter of one a set, and three in one set are rare.
+const GROWTH: usize = 8;
 
 /// One name's answers: bits of [`Known`].
 #[derive(Clone, Copy, Debug, Default)]
@@ -120,6 +128,8 @@ pub struct NameMemo {
     pushed: u32,
     /// Names still to pass before the memo is tried again.
     resting: u32,
+    /// The probe of the window at which the table is next reviewed.
+    review_at: u32,
 }
 
 /// The name as three words that, with its length, say every byte of it:
@@ -191,7 +201,7 @@ impl NameMemo {
         // A window ended is reviewed before the name's place is found, never
         // after: the place returned is where `record` writes the name's
         // answers, and a table grown since would hold another name there.
-        if self.probes >= self.window() {
+        if self.probes >= self.review_at {
             self.review();
         }
         let w = words(name);
@@ -236,31 +246,46 @@ impl NameMemo {
         Some(h)
     }
 
-    /// At the end of a window: a table whose misses pushed out names in more
-    /// than one probe in [`CROWDED`] grows while it may (the names are
-    /// more than it holds), and one that still hits poorly at its largest
-    /// rests. A miss into a set with room does not count: a name met for the
-    /// first time misses at any size, and a catalog of a few thousand names
-    /// met once a batch would otherwise grow its table to the largest (and
-    /// drop what it knew at each step) in its first batches.
+    /// Every [`CHECK`] probes of a window, and at its end: a table whose
+    /// misses pushed out names in more than one probe in [`CROWDED`] grows
+    /// while it may (the names are more than it holds), at once, and a
+    /// window ended that still hits poorly at its largest rests. A miss into
+    /// a set with room does not count: a name met for the first time misses
+    /// at any size, and a catalog of a few thousand names met once a batch
+    /// would otherwise grow its table to the largest (and drop what it knew
+    /// at each step) in its first batches.
     #[cold]
     fn review(&mut self) {
         let window = self.window();
-        if self.pushed > window / CROWDED && self.slots() < MAX_SLOTS {
-            self.grow();
-        } else if self.hits < window / POOR {
-            self.resting = REST;
+        // Crowded once its pushes are more than the whole window allows,
+        // whether or not the window has ended.
+        let crowded = self.pushed > window / CROWDED;
+        if crowded && self.slots() < MAX_SLOTS {
+            self.grow((self.probes - self.hits) as usize);
+        } else if self.probes >= window {
+            if self.hits < window / POOR {
+                self.resting = REST;
+            }
+        } else {
+            self.review_at = window.min(self.probes + CHECK);
+            return;
         }
         self.probes = 0;
         self.hits = 0;
         self.pushed = 0;
+        self.review_at = self.window().min(CHECK);
     }
 
-    /// A table four times as large, with every name kept and its answers:
-    /// a set's names go to the one set of the larger table whose place has
-    /// the same low bits, in the same order (so none is pushed out).
-    fn grow(&mut self) {
-        let larger = vec![Set::default(); self.sets.len() * 4];
+    /// A larger table, with every name kept and its answers: room for
+    /// [`GROWTH`] times the names of `misses` (the window's misses so far,
+    /// at most the names it met that the table did not hold), and at least
+    /// four times the slots, so that a catalog of some thousand names gets
+    /// its size in one or two steps rather than one a window. A set's names
+    /// go to the one set of the larger table whose place has the same low
+    /// bits, in the same order (so none is pushed out).
+    fn grow(&mut self, misses: usize) {
+        let slots = (GROWTH * misses).next_power_of_two().clamp(4 * self.slots(), MAX_SLOTS);
+        let larger = vec![Set::default(); slots / 2];
         let old = std::mem::replace(&mut self.sets, larger);
         let mask = self.sets.len() - 1;
         for Set([first, second]) in old {
@@ -513,20 +538,18 @@ mod tests {
     #[test]
     fn distinct_names_rest_the_memo_and_it_is_tried_again() {
         let mut memo = NameMemo::default();
-        let mut skipped = 0u32;
-        // Windows that grow the table to its largest (four probes a slot,
-        // at most WINDOW), one that finds it still poor, the rest, and a
-        // probe after.
-        let mut slots = FIRST_SLOTS;
-        let mut growing = 0;
-        while slots < MAX_SLOTS {
-            growing += (4 * slots as u32).min(WINDOW);
-            slots *= 4;
+        // Windows that grow the table to its largest, one that finds it
+        // still poor, the rest, and a probe after.
+        let mut i = 0u32;
+        while memo.probe(format!("t{i}").as_bytes()).is_some() {
+            i += 1;
+            assert!(i < 64 * WINDOW, "the memo never rested");
         }
-        for i in 0..(growing + WINDOW + REST + 10) {
-            if memo.probe(format!("t{i}").as_bytes()).is_none() {
-                skipped += 1;
-            }
+        assert_eq!(memo.slots(), MAX_SLOTS, "it rests only at its largest");
+        let mut skipped = 1;
+        while memo.probe(format!("t{i}").as_bytes()).is_none() {
+            skipped += 1;
+            i += 1;
         }
         assert_eq!(skipped, REST);
         assert!(memo.probe(b"again").is_some());
@@ -615,6 +638,27 @@ mod tests {
         assert_eq!(memo.slots(), 1 << 14);
     }
 
+    /// A catalog of some thousand names met in turn is known from its third
+    /// pass on, most of it in its second: its table grows to its size in the
+    /// first two (one step a window of four probes a slot took three passes
+    /// more, each missing the names the table was still too small for).
+    #[test]
+    fn a_crowded_table_grows_to_its_names_at_once() {
+        let mut memo = NameMemo::default();
+        let names: Vec<String> = (0..6_000).map(|i| format!("tool_{i}")).collect();
+        for pass in 0..3 {
+            let mut known = 0;
+            for name in &names {
+                let (place, bits) = memo.probe(name.as_bytes()).unwrap();
+                known += usize::from(bits != 0);
+                memo.record(place, Answer::Include, true);
+            }
+            let least = [0, 3_000, 5_700][pass];
+            assert!(known >= least, "pass {pass}: {known} of 6,000 names known, {} slots", memo.slots());
+        }
+        assert!(memo.slots() <= 1 << 16, "{} slots for 6,000 names", memo.slots());
+    }
+
     /// Names that differ in their last bytes alone fall on as many sets.
     #[test]
     fn names_that_differ_at_the_end_spread() {
@@ -674,7 +718,7 @@ mod tests {
         }
         let before: Vec<u8> = names.iter().map(|n| memo.sets.iter().flat_map(|s| s.0).find(|slot| slot.len as usize == n.len() + 1 && slot.name == words(n.as_bytes())).map_or(0, |slot| slot.known)).collect();
         assert!(before.iter().filter(|&&k| k != 0).count() >= FIRST_SLOTS / 2, "the table was full");
-        memo.grow();
+        memo.grow(0);
         assert_eq!(memo.slots(), 4 * FIRST_SLOTS);
         // Those the table held (a probe of one it did not hold would take a slot).
         for (name, &known) in names.iter().zip(&before).filter(|(_, &known)| known != 0) {
