@@ -32,8 +32,9 @@ pub const AHEAD: usize = 8;
 /// Names longer than this are not kept (they are rare, and a slot is 32 bytes).
 pub const MAX_NAME: usize = 24;
 
-/// Slots at the start (2 KB: a batch of a few tools pays no more), and at
-/// most (8 MB: a catalog of a million tools over thousands of servers has
+/// Slots at the start (2 KB: a batch of a few tools pays no more; a
+/// batch's memo, tried only once the batch passed [`START`] names, starts
+/// with two slots for each of them: 256 KB), and at most (8 MB: a catalog of a million tools over thousands of servers has
 /// some tens of thousands to some hundreds of thousands of names, the
 /// benchmark's 134,000; a memo kept for the filter's next batch answers all
 /// of them only if it holds them). Always a whole number of sets.
@@ -130,6 +131,9 @@ pub struct NameMemo {
     resting: u32,
     /// The probe of the window at which the table is next reviewed.
     review_at: u32,
+    /// Made for a batch ([`for_batch`](Self::for_batch)): its first table
+    /// is made when the batch is long already.
+    batch: bool,
 }
 
 /// The name as three words that, with its length, say every byte of it:
@@ -174,7 +178,12 @@ fn hash_of(w: &[u64; 3], len: usize) -> u64 {
 impl NameMemo {
     /// A memo for a batch: tried once the batch has decided [`START`] names.
     pub fn for_batch() -> Self {
-        NameMemo { resting: START, ..NameMemo::default() }
+        NameMemo { resting: START, batch: true, ..NameMemo::default() }
+    }
+
+    /// The slots of a first table.
+    fn first_slots(&self) -> usize {
+        if self.batch { 2 * START as usize } else { FIRST_SLOTS }
     }
 
     /// The place of `name` and what is known of it (a fresh place knows
@@ -196,7 +205,7 @@ impl NameMemo {
             return None;
         }
         if self.sets.is_empty() {
-            self.sets = vec![Set::default(); FIRST_SLOTS / 2];
+            self.sets = vec![Set::default(); self.first_slots() / 2];
         }
         // A window ended is reviewed before the name's place is found, never
         // after: the place returned is where `record` writes the name's
@@ -636,6 +645,22 @@ mod tests {
             let _ = memo.probe(name.as_bytes());
         }
         assert_eq!(memo.slots(), 1 << 14);
+    }
+
+    /// A batch's memo rests for its first [`START`] names, then starts
+    /// with room for as many (a batch that long has some thousand names,
+    /// which a table of 64 slots took some windows to grow to).
+    #[test]
+    fn a_batchs_memo_starts_with_room_for_the_names_it_passed() {
+        let mut memo = NameMemo::for_batch();
+        for i in 0..START {
+            assert!(memo.probe(format!("t{i}").as_bytes()).is_none());
+        }
+        assert!(memo.probe(b"t0").is_some());
+        assert_eq!(memo.slots(), 2 * START as usize);
+        let mut memo = NameMemo::default();
+        assert!(memo.probe(b"t0").is_some());
+        assert_eq!(memo.slots(), FIRST_SLOTS);
     }
 
     /// A catalog of some thousand names met in turn is known from its third
