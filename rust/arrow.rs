@@ -373,22 +373,37 @@ impl<'a> Chunk<'a> {
 /// every one ASCII, wherever it lies); the at most twelve bytes of a view
 /// held inline are checked as they are.
 fn views_clean(array: &StringViewArray, start: usize, end: usize, data: ViewData) -> bool {
-    if end > array.len() {
-        return false;
+    let Some(views) = array.views().get(start..end) else { return false };
+    if data == ViewData::Unchecked {
+        return (start..end).all(|i| view_bytes(array, i).is_some_and(|bytes| bytes.is_ascii() || is_utf8(bytes)));
     }
-    let views = array.views();
+    /// The high bit of every byte: set in none of an ASCII text's.
+    const HIGH: u128 = u128::from_le_bytes([0x80; 16]);
     let buffers = array.data_buffers();
-    let continues = |b: Option<&u8>| b.is_some_and(|&b| (0x80..0xC0).contains(&b));
-    (start..end).all(|i| {
-        let Some(&view) = views.get(i) else { return false };
-        let (Some((buffer, offset, len)), false) = (in_buffer(view), data == ViewData::Unchecked) else {
-            return view_bytes(array, i).is_some_and(|bytes| bytes.is_ascii() || is_utf8(bytes));
+    // A byte that continues a character (0x80 to 0xBF: below -64 as i8).
+    let continues = |b: u8| (b as i8) < -64;
+    let mut ends_clean = true;
+    for &view in views {
+        let Some((buffer, offset, len)) = in_buffer(view) else {
+            let len = view as u32 as usize;
+            // The inline bytes, the view's own after its length (as
+            // `view_bytes` reads them, in memory order): ASCII in one test
+            // of the view's bits (those past `len` masked off), else
+            // checked as UTF-8.
+            let raw = view.to_ne_bytes();
+            let inline = (u128::from_le_bytes(raw) >> 32) & ((1u128 << (8 * len)) - 1);
+            if inline & HIGH != 0 && !is_utf8(&raw[4..4 + len]) {
+                return false;
+            }
+            continue;
         };
         let Some(bytes) = buffers.get(buffer).map(|b| b.as_slice()) else { return false };
-        offset.checked_add(len).is_some_and(|stop| {
-            stop <= bytes.len() && (data == ViewData::Ascii || (!continues(bytes.get(offset)) && !continues(bytes.get(stop))))
-        })
-    })
+        let Some(first) = bytes.get(offset) else { return false };
+        let Some(stop) = offset.checked_add(len).filter(|&stop| stop <= bytes.len()) else { return false };
+        // Gathered, not tested a view at a time: a batch's views are clean.
+        ends_clean &= !continues(*first) && !continues(bytes.get(stop).copied().unwrap_or(0));
+    }
+    data == ViewData::Ascii || ends_clean
 }
 
 /// The bytes a view stands for: up to twelve inline (in the views buffer

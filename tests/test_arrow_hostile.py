@@ -269,6 +269,26 @@ def test_views_that_cut_a_character_are_not_utf8(as_server):
     assert F.static_mask_arrow(*args).to_pylist() == [True, True]
 
 
+@pytest.mark.parametrize("data", [LONG, "\u00e9".encode() * 20], ids=["ascii data", "utf8 data"])
+def test_inline_views_are_checked_to_their_length(data):
+    """Inline views (at most twelve bytes, held in the view itself) beside a
+    long view into a data buffer clean as a whole: a byte that is not UTF-8
+    at any place of an inline view of any length is refused by its row; the
+    view's bytes past its length (padding) are not its bytes."""
+    long = view(data[0:14], offset=0)
+    for n in range(1, 13):
+        for at in range(n):
+            value = bytearray(b"a" * n)
+            value[at] = 0xFF
+            raw = views(long, view(bytes(value)), data=data)
+            with pytest.raises(ValueError, match=r"names\[1\] is not valid UTF-8"):
+                F.static_mask_arrow(servers(2), raw)
+    padded = pack("<i", 3) + b"abc" + b"\xff" * 9
+    twelve = view("\u00e9\u00e9ab\u00e9\u00e9cd".encode())
+    raw = views(long, padded, view("\u00e9".encode()), twelve, data=data)
+    assert F.static_mask_arrow(servers(4), raw).to_pylist() == [True] * 4
+
+
 @pytest.mark.parametrize("layout", ["string", "large_string", "string_view"])
 def test_the_hand_built_columns_are_read_as_pyarrow_reads_them(layout):
     values = [None, "read", "", "ΣΑΣ", LONG.decode(), None, "drop_it", "x" * 40]
