@@ -34,8 +34,9 @@ pub const MAX_NAME: usize = 24;
 
 /// Slots at the start (2 KB: a batch of a few tools pays no more; a
 /// batch's memo, tried only once the batch passed [`START`] names, starts
-/// with two slots for each of them: 256 KB), and at most (8 MB: a catalog of a million tools over thousands of servers has
-/// some tens of thousands to some hundreds of thousands of names, the
+/// with two slots for each of them: 256 KB), and at most (8 MB: a catalog
+/// of a million tools over thousands of servers has some tens of thousands
+/// to some hundreds of thousands of names, the
 /// benchmark's 134,000; a memo kept for the filter's next batch answers all
 /// of them only if it holds them). Always a whole number of sets.
 const FIRST_SLOTS: usize = 1 << 6;
@@ -293,7 +294,8 @@ impl NameMemo {
     /// go to the one set of the larger table whose place has the same low
     /// bits, in the same order (so none is pushed out).
     fn grow(&mut self, misses: usize) {
-        let slots = (GROWTH * misses).next_power_of_two().clamp(4 * self.slots(), MAX_SLOTS);
+        // At most the largest, even where four times the slots would pass it.
+        let slots = (GROWTH * misses).next_power_of_two().max(4 * self.slots()).min(MAX_SLOTS);
         let larger = vec![Set::default(); slots / 2];
         let old = std::mem::replace(&mut self.sets, larger);
         let mask = self.sets.len() - 1;
@@ -661,6 +663,20 @@ mod tests {
         let mut memo = NameMemo::default();
         assert!(memo.probe(b"t0").is_some());
         assert_eq!(memo.slots(), FIRST_SLOTS);
+    }
+
+    /// A table of half the largest grows to the largest, not past it
+    /// (nor panics: four times its slots are more than the largest).
+    #[test]
+    fn a_table_near_the_largest_grows_to_it() {
+        for misses in [0, 10, MAX_SLOTS] {
+            let mut memo = NameMemo { sets: vec![Set::default(); MAX_SLOTS / 4], ..NameMemo::default() };
+            let (place, _) = memo.probe(b"kept").unwrap();
+            memo.record(place, Answer::Include, true);
+            memo.grow(misses);
+            assert_eq!(memo.slots(), MAX_SLOTS);
+            assert_eq!(NameMemo::read(memo.probe(b"kept").unwrap().1, Answer::Include), Some(true));
+        }
     }
 
     /// A catalog of some thousand names met in turn is known from its third
