@@ -1501,10 +1501,10 @@ mod tests {
         let server_ids = || rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>();
         let tool_names = || rows.iter().map(|r| r.1.as_str()).collect::<Vec<_>>();
         let n = rows.len();
-        for (large_servers, large_names) in [(0, 0), (1, 1), (0, 1), (1, 0), (2, 2), (0, 2), (2, 1)] {
-            let (servers, names) = (column(server_ids(), large_servers, false), column(tool_names(), large_names, false));
+        for (server_layout, name_layout) in [(0, 0), (1, 1), (0, 1), (1, 0), (2, 2), (0, 2), (2, 1)] {
+            let (servers, names) = (column(server_ids(), server_layout, false), column(tool_names(), name_layout, false));
             let (general_servers, general_names) =
-                (column(server_ids(), large_servers, true), column(tool_names(), large_names, true));
+                (column(server_ids(), server_layout, true), column(tool_names(), name_layout, true));
             let general = decide(&f, &[general_servers], &[general_names], Some(1)).unwrap();
             assert_eq!(general[..n], want[..], "the general loop");
             for threads in [Some(1), Some(3)] {
