@@ -1738,7 +1738,9 @@ mod tests {
     /// decide it. The dictionaries of the chunks differ (the second is the
     /// first reversed, so a key names another name there), keys repeat,
     /// some are null, some values no key names and one is null; rows past
-    /// the 4,096 after which a thread takes the shortcuts and the memo.
+    /// the 4,096 after which a thread tries the memo, and (the filter's
+    /// batches past 16,384 tools in all from its second on) through the
+    /// shortcuts.
     #[test]
     fn encoded_names_decide_as_plain_and_scalar() {
         let f = filter(

@@ -890,7 +890,15 @@ impl SideOrder {
 /// tool, and so is any once the filter's batches decided this many tools
 /// in all: many short batches of one filter (a catalog of some thousand
 /// tools filtered again and again) run through them as a long one does.
-const CUTS_AFTER: u32 = 1 << 12;
+///
+/// Building a shortcut and making the states its first names visit costs
+/// about what the index costs over some tens of thousands of names more
+/// (on 1,000 + 1,000 patterns: some 4 ms, in which the index decides
+/// 30,000 to 40,000 names; docs/performance.md, "The twelfth round"), so a
+/// filter's first batch of 10,000 tools, which took them after 4,096
+/// tools a thread, spent most of its time on them (543 ns a tool against
+/// 121 without).
+const CUTS_AFTER: u32 = 1 << 14;
 
 /// One thread's use of the every-server groups' [`Shortcut`]s, each with its
 /// cache of states (given back to the shortcut for the next batch). A
@@ -1246,7 +1254,8 @@ mod tests {
             let f = StaticFilter::compile(&include, &exclude, &[], &[], false).unwrap();
             assert!(f.include.every_shortcut().is_some() && f.exclude.every_shortcut().is_some(), "round {round}");
             let mut decider = Decider::new(&f);
-            for i in 0..12_000 {
+            // Past the tools a thread decides before it takes the shortcuts.
+            for i in 0..CUTS_AFTER as usize + 8_000 {
                 let server = format!("s{}", next(4));
                 let name = word(&mut next, 8);
                 let want = f.outcome(f.flags(server.as_bytes(), name.as_bytes(), &mut FlagScratch::default()));
@@ -1254,6 +1263,33 @@ mod tests {
             }
             assert!(decider.cuts.exclude.is_some() && decider.cuts.include.is_some(), "round {round}");
         }
+    }
+
+    /// A filter's first batch of fewer tools a thread than [`CUTS_AFTER`]
+    /// builds no automaton (the index answers it); once its batches decided
+    /// that many in all, the next batch builds and takes them at its first
+    /// tool. Every decision is the scalar path's either way.
+    #[test]
+    fn a_short_first_batch_builds_no_automaton() {
+        let include: Vec<String> = (0..300).map(|i| format!("read_{i}*")).collect();
+        let exclude: Vec<String> = (0..300).map(|i| format!("*_drop{i}")).collect();
+        let f = StaticFilter::compile(&include, &exclude, &[], &[], false).unwrap();
+        let batch = |f: &StaticFilter, tools: usize| {
+            let mut decider = Decider::new(f);
+            for i in 0..tools {
+                let (server, name) = (format!("s{}", i % 7), format!("read_{}_drop{}", i % 401, i % 307));
+                let want = f.outcome(f.flags(server.as_bytes(), name.as_bytes(), &mut FlagScratch::default()));
+                assert_eq!(decider.decide(server.as_bytes(), name.as_bytes(), 0), want, "{name}");
+            }
+            decider.cuts.include.is_some()
+        };
+        let short = CUTS_AFTER as usize / 2 + 1;
+        assert!(!batch(&f, short));
+        assert!(f.include.built_shortcut().is_none() && f.exclude.built_shortcut().is_none());
+        // This one passes CUTS_AFTER in all: the next takes them at once.
+        assert!(!batch(&f, short));
+        assert!(batch(&f, 10));
+        assert!(f.include.built_shortcut().is_some() && f.exclude.built_shortcut().is_some());
     }
 
     /// A batch's server plans are kept for the filter's next batch (a

@@ -82,7 +82,7 @@ _HOSTILE = ["a", "B", "_", "-", ".", "/", ":", "*", "\x00", "İ", "Σ", "ς", "\
 
 @pytest.mark.parametrize("seed", range(4))
 def test_names_never_met_again_answer_as_the_reference(seed):
-    # Past its first 4,096 tools (from the first, once the filter is used
+    # Past its first 16,384 tools (from the first, once the filter is used
     # enough) a batch answers the every-server globs by
     # their shortcut (an automaton of the literal, prefix, suffix and infix
     # globs, the others indexed apart): hostile names that hardly repeat,
@@ -95,8 +95,8 @@ def test_names_never_met_again_answer_as_the_reference(seed):
     def word(most: int) -> str:
         return "".join(rng.choice(_HOSTILE) for _ in range(rng.randrange(1, most + 1))).replace("/", "")
 
-    tools = [Tool(f"s{rng.randrange(50)}", word(12)) for _ in range(12_000)]
-    assert len({t.name for t in tools}) > 5_000
+    tools = [Tool(f"s{rng.randrange(50)}", word(12)) for _ in range(20_000)]
+    assert len({t.name for t in tools}) > 8_000
 
     def side() -> list[str]:
         shapes = [lambda: word(3), lambda: word(2) + "*", lambda: "*" + word(2),
@@ -109,17 +109,18 @@ def test_names_never_met_again_answer_as_the_reference(seed):
     fast = toolfilter_fast.compile(include=include, exclude=exclude)
     want = reference.compile(include=include, exclude=exclude).static_mask(tools)
     assert True in want and False in want
-    # A filter whose batches decided 4,096 tools in all takes its shortcuts at
-    # a batch's first tool: short batches of a fresh filter, before and after.
+    # A filter whose batches decided 16,384 tools in all takes its shortcuts
+    # at a batch's first tool: short batches of a fresh filter, before and
+    # after (a batch of 20,000 on one thread takes them past its 16,384th).
     short = toolfilter_fast.compile(include=include, exclude=exclude)
-    for start in range(0, 12_000, 1_500):
+    for start in range(0, 20_000, 1_500):
         assert short.static_mask(tools[start:start + 1_500]) == want[start:start + 1_500]
     for threads in (1, 2):
         assert fast.static_mask(tools, threads=threads) == want
         # Again, and in short batches: the shortcuts' states made already,
         # a batch of a few thousand tools split among threads in short blocks.
         assert fast.static_mask(tools, threads=threads) == want
-        for start in range(0, 12_000, 2_500):
+        for start in range(0, 20_000, 2_500):
             assert fast.static_mask(tools[start:start + 2_500], threads=threads) == want[start:start + 2_500]
 
 
